@@ -67,7 +67,15 @@ from engram.model import (
 from engram.privacy import PiiPolicy, check_redacted_length
 from engram.recall_cache import RecallCache
 from engram.search import RecallRequest, TextEmbedder, recall
-from engram.store.base import BatchWrite, ImportResult, MemoryStore, StoreStats, SupersedeCycle, check_all_or_nothing
+from engram.store.base import (
+    BatchWrite,
+    ImportResult,
+    MemoryStore,
+    StoreStats,
+    SupersedeCycle,
+    check_all_or_nothing,
+    merged_metadata,
+)
 from engram.temporal.instants import EARLIEST
 from engram.temporal.reader import QueryTime, TimeReader, anchored_range, as_known
 from engram.visibility import held_by_id, narrow_audit, narrow_links, reaching, sessions_holding_key
@@ -863,6 +871,37 @@ class Engram:
         if memories and self.recall_settings.touch_on_recall:
             readable = self.store.matching_ids([m.id for m in memories], self._reaching(memories))
             strengthen(self, [m for m in memories if m.id in readable], self.strengthen, now=self.clock())
+
+    def annotate(self, memory: Memory, metadata: Mapping[str, Any], *,
+                 expect: Mapping[str, Any] | None = None) -> Memory | None:
+        """Set the keys of ``metadata`` in a stored memory's metadata (keeping its other keys) as
+        bookkeeping kept beside it, not a change to it: its ``updated_at``, ``last_accessed``,
+        content, versions and vector stay, no event is announced (no audit row; the memory folder
+        takes it at the next full sync pass). For an adapter's own records, such as a LangGraph
+        item's expiry moved by a read (``integrations.langgraph``); change a memory with ``update``.
+        With ``expect`` (metadata keys and values), only when the stored metadata still holds them,
+        checked in the same write: what changed since ``memory`` was read is never overwritten.
+        Returns the memory as stored after, None when it is not stored (or is another agent's: a
+        ``Memory`` is a record anyone can build), or an expectation does not hold. Raises
+        ``ValidationError`` naming ``metadata`` or ``expect`` (nothing changed)."""
+        self.writes.refuse_when_closed()
+        values = parse_metadata(metadata)
+        if expect is not None and not isinstance(expect, Mapping):
+            raise ValidationError("expect", f"got {type(expect).__name__}", "metadata keys and the values they must hold")
+        if self.privacy.mode != "off":
+            values, _ = self.privacy.screen_metadata(values)
+        if not isinstance(memory, Memory) or not self.store.matching_ids([memory.id], self._reaching([memory])):
+            return None
+        merge = getattr(self.store, "merge_metadata", None)
+        if merge is not None:
+            merged = merge(memory.id, values, expect=dict(expect or {}))
+        else:  # a plug-in store written before merge_metadata: an update, which stamps the change time
+            stored = self.store.get_many([memory.id])
+            kept = None if not stored else merged_metadata(stored[0], values, expect)
+            if kept is None:
+                return None
+            merged = self.update(stored[0], metadata=kept).memory
+        return None if merged is None else self._shown([merged])[0]
 
     def _embed(self, memories: Sequence[Memory]) -> list[str]:
         """Embed and store vectors for ``memories``; failures become warnings, never lost writes."""

@@ -366,6 +366,12 @@ class PostgresMemoryStore(SqlMemoryStore):
 
         self.db.transact(work)
 
+    def merge_metadata(self, memory_id: str, values: Mapping[str, Any], *,
+                       expect: Mapping[str, Any] | None = None) -> Memory | None:
+        # FOR NO KEY UPDATE holds the row until commit: an update racing it waits, then writes over
+        # what this wrote (never the other way round), and ``expect`` is read as committed.
+        return self.db.transact(lambda conn: self._merge_metadata(conn, memory_id, values, expect, "FOR NO KEY UPDATE OF m"))
+
     def set_superseded(
         self, memory_id: str, successor_id: str | None, *, now: float | None = None, valid_until: float | None = None
     ) -> bool:
