@@ -63,6 +63,7 @@ from engram.model import (
     parse_ref,
     parse_relevance,
     parse_tags,
+    recorded_at,
 )
 from engram.privacy import PiiPolicy, check_redacted_length
 from engram.recall_cache import RecallCache
@@ -536,11 +537,12 @@ class Engram:
             # Read first when given as JSON text, so its values are screened too (errors name metadata).
             metadata, metadata_warnings = self.privacy.screen_metadata(parse_metadata(metadata))
             pii_warnings = [*pii_warnings, *metadata_warnings]
+        now = self.clock()  # (the writer stores the batch at the latest of its writes' times: never before)
         draft = make_draft(
             content, scope=self._write_scope(scope), max_content_chars=self.max_content_chars, key=key,
             category=category, type=type, layer=layer, tags=tags, metadata=metadata, importance=importance,
-            related_entity=related_entity, source=source, created_at=created_at, search_context=search_context,
-            valid_from=self._valid_from(valid_from, content, derive_valid_from),
+            related_entity=related_entity, source=source, created_at=recorded_at(created_at, now),
+            search_context=search_context, valid_from=self._valid_from(valid_from, content, derive_valid_from),
             valid_until=self.time.instant(valid_until, "valid_until"),
         )
         keeps = (tags is None, metadata is None) if key is not None else (False, False)
@@ -573,7 +575,7 @@ class Engram:
             # Listeners (file sync, audit) are the operator's; the caller sees what it may read.
             return self._shown_results([result], [(*result.warnings, *pii_warnings)])[0]
 
-        return PendingWrite(draft, key_from_content(draft.content), (), self.clock(), Announce(self.events, events),
+        return PendingWrite(draft, key_from_content(draft.content), (), now, Announce(self.events, events),
                             settle=settle if refs or any(keeps) or updating is not None or new_key else None,
                             answer=answer)
 
@@ -644,6 +646,7 @@ class Engram:
         drafts: list[MemoryDraft] = []
         keeps: list[tuple[bool, bool]] = []
         pii_warnings: list[tuple[str, ...]] = []
+        now = self.clock()  # (the batch is stored after the model ran: at this time or later)
         for i, item in enumerate(items):
             if not isinstance(item, Mapping):
                 raise ValidationError(f"items[{i}]", f"got {type(item).__name__}", "a mapping of remember()'s arguments")
@@ -676,6 +679,7 @@ class Engram:
             try:
                 fields["valid_from"] = self._valid_from(fields.get("valid_from"), fields.get("content"))
                 fields["valid_until"] = self.time.instant(fields.get("valid_until"), "valid_until")
+                fields["created_at"] = recorded_at(fields.get("created_at"), now)
                 drafts.append(make_draft(scope=self._write_scope(scope), max_content_chars=self.max_content_chars, **fields))
             except ValidationError as exc:
                 raise ValidationError(f"items[{i}].{exc.field}", exc.problem, exc.allowed) from None
