@@ -34,7 +34,7 @@ forgets it, with the reason ``langgraph ttl`` in the audit trail. Neither reads 
 store selects (``where`` on the metadata) the expired items for the sweep, and for a namespace
 listing the unexpired items of the namespaces that can match, of the one agent a prefix names.
 A read with ``refresh_ttl`` (``refresh_on_read``, default True) moves the expiry of each item it
-returns that has a ttl: one metadata update per such item, none for the others.
+returns that has a ttl: one write of its expiry per such item, none for the others.
 ``lg_updated_at`` keeps each put's time for ``Item.updated_at``: every put moves it (one of an
 unchanged value too, as in LangGraph's stores, where engram would find nothing to write). A
 refresh moves only the expiry, as LangGraph's stores do: it is bookkeeping, not a change to the

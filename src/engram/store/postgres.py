@@ -368,8 +368,8 @@ class PostgresMemoryStore(SqlMemoryStore):
 
     def merge_metadata(self, memory_id: str, values: Mapping[str, Any], *,
                        expect: Mapping[str, Any] | None = None) -> Memory | None:
-        # FOR NO KEY UPDATE holds the row until commit: an update racing it waits, then writes over
-        # what this wrote (never the other way round), and ``expect`` is read as committed.
+        # FOR NO KEY UPDATE holds the row until commit: an upsert racing it (FOR UPDATE) waits and then
+        # writes its whole row, and one that came first is waited for, ``expect`` read as it committed.
         return self.db.transact(lambda conn: self._merge_metadata(conn, memory_id, values, expect, "FOR NO KEY UPDATE OF m"))
 
     def set_superseded(
