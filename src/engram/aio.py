@@ -329,6 +329,7 @@ class AsyncEngram:
     embed_missing = _offload(Engram.embed_missing, "write")
     import_from = _offload(Engram.import_from, "write")
     mark_used = _offload(Engram.mark_used, "write")
+    annotate = _offload(Engram.annotate, "write")
 
     # --- reads: the reader pool (a recall's access marks are a short store write under its lock) ---
     recall = _offload(Engram.recall, "read")

@@ -63,11 +63,20 @@ from engram.model import (
     parse_ref,
     parse_relevance,
     parse_tags,
+    recorded_at,
 )
 from engram.privacy import PiiPolicy, check_redacted_length
 from engram.recall_cache import RecallCache
 from engram.search import RecallRequest, TextEmbedder, recall
-from engram.store.base import BatchWrite, ImportResult, MemoryStore, StoreStats, SupersedeCycle, check_all_or_nothing
+from engram.store.base import (
+    BatchWrite,
+    ImportResult,
+    MemoryStore,
+    StoreStats,
+    SupersedeCycle,
+    check_all_or_nothing,
+    merged_metadata,
+)
 from engram.temporal.instants import EARLIEST
 from engram.temporal.reader import QueryTime, TimeReader, anchored_range, as_known
 from engram.visibility import held_by_id, narrow_audit, narrow_links, reaching, sessions_holding_key
@@ -528,11 +537,12 @@ class Engram:
             # Read first when given as JSON text, so its values are screened too (errors name metadata).
             metadata, metadata_warnings = self.privacy.screen_metadata(parse_metadata(metadata))
             pii_warnings = [*pii_warnings, *metadata_warnings]
+        now = self.clock()  # (the writer stores the batch at the latest of its writes' times: never before)
         draft = make_draft(
             content, scope=self._write_scope(scope), max_content_chars=self.max_content_chars, key=key,
             category=category, type=type, layer=layer, tags=tags, metadata=metadata, importance=importance,
-            related_entity=related_entity, source=source, created_at=created_at, search_context=search_context,
-            valid_from=self._valid_from(valid_from, content, derive_valid_from),
+            related_entity=related_entity, source=source, created_at=recorded_at(created_at, now),
+            search_context=search_context, valid_from=self._valid_from(valid_from, content, derive_valid_from),
             valid_until=self.time.instant(valid_until, "valid_until"),
         )
         keeps = (tags is None, metadata is None) if key is not None else (False, False)
@@ -565,7 +575,7 @@ class Engram:
             # Listeners (file sync, audit) are the operator's; the caller sees what it may read.
             return self._shown_results([result], [(*result.warnings, *pii_warnings)])[0]
 
-        return PendingWrite(draft, key_from_content(draft.content), (), self.clock(), Announce(self.events, events),
+        return PendingWrite(draft, key_from_content(draft.content), (), now, Announce(self.events, events),
                             settle=settle if refs or any(keeps) or updating is not None or new_key else None,
                             answer=answer)
 
@@ -636,6 +646,7 @@ class Engram:
         drafts: list[MemoryDraft] = []
         keeps: list[tuple[bool, bool]] = []
         pii_warnings: list[tuple[str, ...]] = []
+        now = self.clock()  # (the batch is stored after the model ran: at this time or later)
         for i, item in enumerate(items):
             if not isinstance(item, Mapping):
                 raise ValidationError(f"items[{i}]", f"got {type(item).__name__}", "a mapping of remember()'s arguments")
@@ -668,6 +679,7 @@ class Engram:
             try:
                 fields["valid_from"] = self._valid_from(fields.get("valid_from"), fields.get("content"))
                 fields["valid_until"] = self.time.instant(fields.get("valid_until"), "valid_until")
+                fields["created_at"] = recorded_at(fields.get("created_at"), now)
                 drafts.append(make_draft(scope=self._write_scope(scope), max_content_chars=self.max_content_chars, **fields))
             except ValidationError as exc:
                 raise ValidationError(f"items[{i}].{exc.field}", exc.problem, exc.allowed) from None
@@ -863,6 +875,37 @@ class Engram:
         if memories and self.recall_settings.touch_on_recall:
             readable = self.store.matching_ids([m.id for m in memories], self._reaching(memories))
             strengthen(self, [m for m in memories if m.id in readable], self.strengthen, now=self.clock())
+
+    def annotate(self, memory: Memory, metadata: Mapping[str, Any], *,
+                 expect: Mapping[str, Any] | None = None) -> Memory | None:
+        """Set the keys of ``metadata`` in a stored memory's metadata (keeping its other keys) as
+        bookkeeping kept beside it, not a change to it: its ``updated_at``, ``last_accessed``,
+        content, versions and vector stay, no event is announced (no audit row; the memory folder
+        takes it at the next full sync pass). For an adapter's own records, such as a LangGraph
+        item's expiry moved by a read (``integrations.langgraph``); change a memory with ``update``.
+        With ``expect`` (metadata keys and values), only when the stored metadata still holds them,
+        checked in the same write: what changed since ``memory`` was read is never overwritten.
+        Returns the memory as stored after, None when it is not stored (or is another agent's: a
+        ``Memory`` is a record anyone can build), or an expectation does not hold. Raises
+        ``ValidationError`` naming ``metadata`` or ``expect`` (nothing changed)."""
+        self.writes.refuse_when_closed()
+        values = parse_metadata(metadata)
+        if expect is not None and not isinstance(expect, Mapping):
+            raise ValidationError("expect", f"got {type(expect).__name__}", "metadata keys and the values they must hold")
+        if self.privacy.mode != "off":
+            values, _ = self.privacy.screen_metadata(values)
+        if not isinstance(memory, Memory) or not self.store.matching_ids([memory.id], self._reaching([memory])):
+            return None
+        merge = getattr(self.store, "merge_metadata", None)
+        if merge is not None:
+            merged = merge(memory.id, values, expect=dict(expect or {}))
+        else:  # a plug-in store written before merge_metadata: an update, which stamps the change time
+            stored = self.store.get_many([memory.id])
+            kept = None if not stored else merged_metadata(stored[0], values, expect)
+            if kept is None:
+                return None
+            merged = self.update(stored[0], metadata=kept).memory
+        return None if merged is None else self._shown([merged])[0]
 
     def _embed(self, memories: Sequence[Memory]) -> list[str]:
         """Embed and store vectors for ``memories``; failures become warnings, never lost writes."""

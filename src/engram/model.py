@@ -20,7 +20,7 @@ import numpy as np
 
 from engram import jsondoc
 from engram.errors import ValidationError
-from engram.temporal.instants import parse_time, parse_validity
+from engram.temporal.instants import parse_time, parse_validity, shown_time
 from engram.where import Condition, all_of, json_text, metadata_condition, parse_where
 
 
@@ -740,6 +740,27 @@ def parse_content(value: str, max_chars: int) -> str:
             "content", f"is {len(content)} characters; the maximum is {max_chars}", f"1-{max_chars} characters"
         )
     return content
+
+
+# How far past the engine's clock a given ``created_at`` may be: another machine's clock (an MCP
+# client's ``context.timestamp``) may run a little ahead of this one's.
+CREATED_AT_LEEWAY_S = 300.0
+
+
+def recorded_at(value: Any, now: float, field_name: str = "created_at") -> float | None:
+    """The ``created_at`` a new memory is given (None: now, the write's time). It is record time,
+    when engram learned the memory, so never later than ``now`` (the engine's clock): a time within
+    ``CREATED_AT_LEEWAY_S`` ahead (a clock running fast) is ``now``, and one further ahead is refused,
+    as every later change (stamped with the clock) would come before it. When the fact holds in the
+    world, a future one included, is ``valid_from``. Raises ``ValidationError`` naming ``field_name``."""
+    at = parse_time(value, field_name)
+    if at is None or at <= now:
+        return at
+    if at <= now + CREATED_AT_LEEWAY_S:
+        return now
+    raise ValidationError(field_name, f"{shown_time(at)} is later than now ({shown_time(now)})",
+                          "a time up to now: when engram learned the memory (when the fact holds in the world, "
+                          "a future time too, is valid_from)")
 
 
 def make_draft(

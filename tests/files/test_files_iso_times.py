@@ -183,3 +183,23 @@ def test_a_recall_count_beyond_any_number_is_refused_naming_it(tmp_path: Path) -
         assert (problem.path, problem.line) == ("global/notes.yaml", 3)
         assert problem.message.startswith("entry not imported: recall_count: 9999")
         assert problem.message.endswith("is not a number (allowed: a whole number, 0 or more)")
+
+
+@pytest.mark.parametrize(("fmt", "name", "text", "line"), [
+    ("yaml", "notes.yaml", 'memories:\n  - content: Kept\n  - content: Dated later than now\n    created_at: "2999-01-01"\n', 3),
+    ("markdown", "notes.md", "# Notes\n\n- Kept\n- Dated later than now (2999-01-01)\n", 4),
+])
+def test_an_entry_added_by_hand_dated_later_than_now_is_refused_and_left_as_written(
+        tmp_path: Path, fmt: str, name: str, text: str, line: int) -> None:
+    # Its memory would be created after every change the clock stamps on it later (updated_at
+    # before created_at): refused as ``remember(created_at=...)`` refuses it, the entry left in
+    # its file for the person to fix, the file's other entries stored.
+    folder = tmp_path / "home" / "memory"
+    path = written(folder, name, text)
+    with opened(tmp_path / "home") as engram:
+        report = FileSync(engram, folder, format=fmt).sync()
+        [problem] = report.problems
+        assert (problem.path, problem.line) == (f"global/{name}", line)
+        assert problem.message.startswith("entry not imported: created_at: 2999-01-01T00:00:00+00:00 is later than now")
+        assert [m.content for m in engram.store.iter_all()] == ["Kept"]
+    assert "Dated later than now" in path.read_text(encoding="utf-8")

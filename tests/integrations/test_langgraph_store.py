@@ -32,6 +32,7 @@ from engram.integrations.langgraph import EngramStore  # noqa: E402
 from engram.lifecycle import hygiene  # noqa: E402
 from engram.lifecycle.scheduler import Maintenance  # noqa: E402
 from engram.lifecycle.settings import HygieneSettings, LifecycleSettings  # noqa: E402
+from engram.store.base import MemoryStore  # noqa: E402
 from engram.store.inmemory import InMemoryMemoryStore  # noqa: E402
 from engram.store.sqlite import SqliteMemoryStore  # noqa: E402
 from engram.testing.fakes import FakeClock, HashingEmbedder  # noqa: E402
@@ -513,6 +514,49 @@ def test_every_put_moves_updated_at_and_a_refresh_does_not_as_in_langgraphs_stor
     assert refreshed.updated_at == datetime.fromtimestamp(first, UTC)
     clock.advance(8 * MINUTE)  # 13 minutes after the put, 8 after the refresh
     assert store.get(("docs",), "t", refresh_ttl=False).updated_at == datetime.fromtimestamp(first, UTC)
+
+
+def test_a_refresh_moves_only_the_expiry_as_in_langgraphs_stores(tmp_path: Path, clock: FakeClock) -> None:
+    store = SqliteMemoryStore(tmp_path / "memory.db")
+    a_refresh_moves_only_the_expiry(store, SqliteBackend(store), clock)
+
+
+def test_a_refresh_moves_only_the_expiry_in_memory_too(clock: FakeClock) -> None:
+    from engram.backends.simple import InMemoryBackend
+
+    backend = InMemoryBackend()
+    a_refresh_moves_only_the_expiry(backend.memory, backend, clock)
+
+
+def a_refresh_moves_only_the_expiry(memory: MemoryStore, backend: object, clock: FakeClock) -> None:
+    """LangGraph's SqliteStore and PostgresStore refresh with ``UPDATE store SET expires_at = ...``:
+    a refreshing read moves the expiry and nothing else. So here: the memory's own ``updated_at``
+    (which engram's ranking, decay and lifecycle read) stays, no version is kept and no ``updated``
+    row joins the audit trail, on every backend (tests/postgres runs it too)."""
+    events = EventBus()
+    events.subscribe(backend.audit_log())
+    mem = Engram(memory, agent="app", embedder=HashingEmbedder(), clock=clock, events=events, backend=backend)
+    store = EngramStore(mem)
+    store.put(("docs",), "t", {"text": "kept alive by reads"}, ttl=10)
+    ref = EngramStore._ref(("docs",), "t")
+    put = mem.get(ref)
+    trail = [(e.action, e.memory_key) for e in mem.audit_trail()]
+    for _ in range(3):  # 24 minutes in all, each read within the ttl of the one before
+        clock.advance(8 * MINUTE)
+        assert store.get(("docs",), "t") is not None
+    clock.advance(8 * MINUTE)
+    assert [i.key for i in store.search(("docs",))] == ["t"]  # a search without a query refreshes too
+    clock.advance(8 * MINUTE)
+    assert [i.key for i in store.search(("docs",), query="kept alive")] == ["t"]  # and one with a query
+    now = mem.get(ref)
+    assert now.metadata["lg_expires_at"] == clock.now + 10 * MINUTE  # the expiry moved with each read
+    assert (now.updated_at, now.created_at, now.content) == (put.updated_at, put.created_at, put.content)
+    assert {k: v for k, v in now.metadata.items() if k != "lg_expires_at"} == {
+        k: v for k, v in put.metadata.items() if k != "lg_expires_at"}
+    assert mem.versions(ref) == []
+    assert [(e.action, e.memory_key) for e in mem.audit_trail()] == trail
+    assert ("updated", ref) not in trail
+    mem.close()
 
 
 def test_a_search_without_a_query_lists_the_last_put_first(timed: Engram, clock: FakeClock) -> None:

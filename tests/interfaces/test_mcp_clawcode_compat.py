@@ -58,6 +58,9 @@ def test_remember_context_bad_values_name_the_key_and_store_nothing(tmp_path: Pa
                 ({"timestamp": "last tuesday-ish"}, None, ["context.timestamp", "ISO 8601"]),
                 ({"timestamp": "0001-01-01"}, None, ["context.timestamp", "0002-01-01"]),
                 ({"timestamp": True}, None, ["context.timestamp"]),
+                # A record time later than now (beyond a clock running a few minutes fast) is refused:
+                # every later change would come before it. When the fact holds is valid_from.
+                ({"timestamp": "2999-01-01T00:00:00Z"}, None, ["context.timestamp", "later than now", "valid_from"]),
                 ({"session_id": 5}, None, ["context.session_id"]),
                 ({"session_id": "two words"}, None, ["context.session_id", "letters, digits"]),
                 ({"session_id": "sess_1"}, "global", ["context.session_id", 'scope "session"']),

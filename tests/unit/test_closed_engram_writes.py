@@ -50,6 +50,7 @@ WRITES: dict[str, Callable[[Engram, Any, Any], object]] = {
     "link": lambda mem, a, b: mem.link(a, b),
     "unlink": lambda mem, a, b: mem.unlink(a, b),
     "mark_used": lambda mem, a, b: mem.mark_used([a]),
+    "annotate": lambda mem, a, b: mem.annotate(a, {"seen": 1}),
     "embed_missing": lambda mem, a, b: mem.embed_missing(),
     "reindex": lambda mem, a, b: mem.reindex(),
     "import_snapshot": lambda mem, a, b: mem.import_snapshot(

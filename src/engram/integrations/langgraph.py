@@ -34,10 +34,11 @@ forgets it, with the reason ``langgraph ttl`` in the audit trail. Neither reads 
 store selects (``where`` on the metadata) the expired items for the sweep, and for a namespace
 listing the unexpired items of the namespaces that can match, of the one agent a prefix names.
 A read with ``refresh_ttl`` (``refresh_on_read``, default True) moves the expiry of each item it
-returns that has a ttl: one metadata update per such item, none for the others.
+returns that has a ttl: one write of its expiry per such item, none for the others.
 ``lg_updated_at`` keeps each put's time for ``Item.updated_at``: every put moves it (one of an
-unchanged value too, as in LangGraph's stores, where engram would find nothing to write), a
-refresh (an engram update) does not.
+unchanged value too, as in LangGraph's stores, where engram would find nothing to write). A
+refresh moves only the expiry, as LangGraph's stores do: it is bookkeeping, not a change to the
+memory (``Engram.annotate``: its ``updated_at``, versions and audit trail stay).
 
 Every read that returns items (``get``, ``search`` with or without a query) is a use of them
 (``recall.touch_on_recall``), as every adapter's automatic read: engram's lifecycle jobs purge
@@ -270,21 +271,23 @@ class EngramStore(BaseStore):
 
     def _refresh(self, view: Engram, memories: Iterable[Memory]) -> None:
         """Move the expiry of each of ``memories`` that has a ttl to now + its ttl (LangGraph's
-        refresh on read): one metadata update each, nothing for items without a ttl."""
+        refresh on read): one write of ``lg_expires_at`` each, nothing for items without a ttl.
+        Only the expiry moves, as LangGraph's stores set only ``expires_at``: not the item's put
+        time, nor the memory's ``updated_at``, versions or audit trail (``Engram.annotate``)."""
         now = view.clock()
         for memory in memories:
             if not isinstance(memory.metadata.get("lg_ttl"), int | float):
                 continue
-            # Read again, just before the write: a put since this read's listing (another thread or
-            # process) must keep its value, so only the expiry of what is stored now is moved.
+            # Read again, just before the write: an item put since this read's listing (another
+            # thread or process) is refreshed by its own ttl, as LangGraph's stores refresh the row
+            # as stored; and written only while it still holds that put (its time and ttl, checked in
+            # the write), so a put in between keeps the expiry it set and a deleted item stays gone.
             current = view.find(memory.id)
             ttl = None if current is None else current.metadata.get("lg_ttl")
             if current is None or not isinstance(ttl, int | float):
                 continue  # deleted, or put again without a ttl, since it was read
-            try:
-                view.update(current, metadata={**current.metadata, "lg_expires_at": now + ttl * 60})
-            except NotFoundError:
-                pass  # deleted (or swept) since it was read: nothing left to keep alive
+            held = {k: current.metadata[k] for k in ("lg_ttl", "lg_updated_at") if k in current.metadata}
+            view.annotate(current, {"lg_expires_at": now + ttl * 60}, expect=held)
 
     def _check_put(self, op: PutOp) -> None:
         """Raise ``ValidationError`` naming what ``op`` cannot store (``namespace``, ``value``,
@@ -321,7 +324,7 @@ class EngramStore(BaseStore):
             text = json.dumps(value, ensure_ascii=False, default=str)
         now = view.clock()
         # Every put's time, for ``Item.updated_at``: a put of an unchanged value moves it too (LangGraph's
-        # stores stamp every put), and a ttl refresh, an engram update, does not.
+        # stores stamp every put), and a ttl refresh does not.
         metadata = {"lg_item": "1", "lg_namespace": list(op.namespace), "lg_key": op.key, "lg_value": value,
                     "lg_updated_at": now, **{f"lg_ns{i}": label for i, label in enumerate(op.namespace)}}
         if ttl is not None:

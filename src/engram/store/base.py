@@ -24,6 +24,10 @@ Rules every backend keeps:
 - a ``Memory``'s ``links`` from a store hold every linked id, whatever its scope: the store is the
   operator's view (file sync, exports, migration). ``Engram`` narrows them to what its reader
   may see before any door shows them (``matching_ids``).
+- ``merge_metadata`` sets some metadata values of one memory and changes nothing else: not its
+  ``updated_at`` or ``last_accessed``, no version, no vector. It is bookkeeping kept beside a memory
+  (a LangGraph item's expiry moved by a read), not a change to it; ``expect`` is checked in the same
+  write, so a change made since the caller read the memory is never overwritten (``merged_metadata``).
 - ``search_text`` never raises on odd query text: operators and quotes are searched as words.
 - ``write_batch`` stores several upserts, their vectors and links in one transaction where the
   backend has them; each write that fails is undone alone and its error returned in its place.
@@ -274,6 +278,16 @@ class MemoryStore(Protocol):
         the opposite ways cannot both pass."""
         ...
 
+    def merge_metadata(self, memory_id: str, values: Mapping[str, Any], *,
+                       expect: Mapping[str, Any] | None = None) -> Memory | None:
+        """Set ``values`` (JSON values, already checked) in the stored metadata of memory
+        ``memory_id``, keeping its other keys and every other field (``updated_at`` and
+        ``last_accessed`` included: the memory did not change), in one write. With ``expect``, only
+        when the stored metadata holds each of its keys with that value, checked in that write.
+        Returns the memory as stored after; None (nothing written) when no memory has that id or
+        an expectation does not hold."""
+        ...
+
     def versions(self, memory_id: str) -> list[MemoryVersion]: ...
 
     def change_token(self) -> object | None:
@@ -444,6 +458,17 @@ def import_links(memories: Sequence[Memory], agent_of: Mapping[str, str]) -> lis
             if (other in own and stored == own[other]) or stored in ("", agent):
                 pairs += [(memory.id, other), (other, memory.id)]
     return pairs
+
+
+_ABSENT = object()
+
+
+def merged_metadata(memory: Memory, values: Mapping[str, Any], expect: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """``merge_metadata``'s new metadata for ``memory`` as read in the write: its metadata with
+    ``values`` set, or None when ``expect`` does not hold (a key absent, or holding another value)."""
+    if expect and any(memory.metadata.get(k, _ABSENT) != v for k, v in expect.items()):
+        return None
+    return {**memory.metadata, **values}
 
 
 def apply_write(store: MemoryStore, write: BatchWrite, *, now: float, identity: str | None) -> WriteResult:

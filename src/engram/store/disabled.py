@@ -4,7 +4,7 @@ and nothing is kept (PtrClaw's NoneMemory; sclaw's graceful degradation)."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -92,6 +92,10 @@ class DisabledMemoryStore:
         importance_cap: float = 1.0,
     ) -> None:
         pass
+
+    def merge_metadata(self, memory_id: str, values: Mapping[str, Any], *,
+                       expect: Mapping[str, Any] | None = None) -> Memory | None:
+        return None
 
     def set_superseded(
         self, memory_id: str, successor_id: str | None, *, now: float | None = None, valid_until: float | None = None

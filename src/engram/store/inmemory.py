@@ -13,6 +13,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -33,6 +34,7 @@ from engram.store.base import (
     crosses_agents,
     import_links,
     linked_memories,
+    merged_metadata,
     move_one,
     refused_moves,
     write_each,
@@ -383,6 +385,17 @@ class InMemoryMemoryStore:
                         importance=importance,
                     )
             self._changed(content=False)
+
+    def merge_metadata(self, memory_id: str, values: Mapping[str, Any], *,
+                       expect: Mapping[str, Any] | None = None) -> Memory | None:
+        with self._lock:
+            memory = self._rows.get(memory_id)
+            merged = None if memory is None else merged_metadata(memory, values, expect)
+            if memory is None or merged is None:
+                return None
+            self._rows[memory_id] = replace(memory, metadata=merged)
+            self._changed()  # a metadata filter may read it (and the JSON file keeps it)
+            return self._out(self._rows[memory_id])
 
     def set_superseded(
         self, memory_id: str, successor_id: str | None, *, now: float | None = None, valid_until: float | None = None

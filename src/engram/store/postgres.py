@@ -366,6 +366,12 @@ class PostgresMemoryStore(SqlMemoryStore):
 
         self.db.transact(work)
 
+    def merge_metadata(self, memory_id: str, values: Mapping[str, Any], *,
+                       expect: Mapping[str, Any] | None = None) -> Memory | None:
+        # FOR NO KEY UPDATE holds the row until commit: an upsert racing it (FOR UPDATE) waits and then
+        # writes its whole row, and one that came first is waited for, ``expect`` read as it committed.
+        return self.db.transact(lambda conn: self._merge_metadata(conn, memory_id, values, expect, "FOR NO KEY UPDATE OF m"))
+
     def set_superseded(
         self, memory_id: str, successor_id: str | None, *, now: float | None = None, valid_until: float | None = None
     ) -> bool:

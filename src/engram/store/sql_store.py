@@ -15,7 +15,7 @@ made safe (transactions, locks), full text and vector search stay in each backen
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from engram import text
@@ -39,6 +39,7 @@ from engram.store.base import (
     kind_counts_sql,
     linked_memories,
     links_among_sql,
+    merged_metadata,
     refused_moves,
 )
 
@@ -208,6 +209,18 @@ class SqlMemoryStore:
         )
         self._changed_by_update(conn, old, draft)
         return WriteResult(self._select(conn, f"m.id = {m}", (old.id,))[0], "updated", previous=old)
+
+    def _merge_metadata(self, conn: Any, memory_id: str, values: Mapping[str, Any],
+                        expect: Mapping[str, Any] | None, lock: str = "") -> Memory | None:
+        """``merge_metadata`` in the caller's write (``lock``: what the backend appends to lock the
+        row it reads): only the ``metadata`` column is written."""
+        m = self._mark
+        found = self._select(conn, f"m.id = {m}", (memory_id,), lock)
+        merged = None if not found else merged_metadata(found[0], values, expect)
+        if merged is None:
+            return None
+        conn.execute(f"UPDATE memories SET metadata = {m} WHERE id = {m}", (self._stored.metadata_param(merged), memory_id))
+        return replace(found[0], metadata=merged)
 
     def _move_many(self, conn: Any, moves: Mapping[str, Scope],
                    lock: str = "") -> tuple[dict[str, Memory | EngramError], list[str]]:

@@ -345,6 +345,15 @@ class SqliteMemoryStore(SqlMemoryStore):
                     [now, count, importance_boost, importance_cap, importance_boost, *chunk],
                 )
 
+    def merge_metadata(self, memory_id: str, values: Mapping[str, Any], *,
+                       expect: Mapping[str, Any] | None = None) -> Memory | None:
+        # BEGIN IMMEDIATE: the read and the write are one turn of the file's single writer.
+        with self.db.write() as conn:
+            merged = self._merge_metadata(conn, memory_id, values, expect)
+            if merged is not None:
+                self._own_writes += 1  # a metadata filter may read it: cached recalls are stale
+            return merged
+
     def set_superseded(
         self, memory_id: str, successor_id: str | None, *, now: float | None = None, valid_until: float | None = None
     ) -> bool:

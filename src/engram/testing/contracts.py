@@ -701,6 +701,48 @@ class MemoryStoreContract(TemporalContract):
         assert mem.get(c.id).valid_until is None  # nothing changed
         assert store.set_superseded(a.id, c.id, now=2.0)  # a successor further down the chain is no cycle
 
+    def test_annotate_sets_metadata_and_changes_nothing_else(self, mem: Engram, store: MemoryStore, clock: FakeClock,
+                                                             make_store: Callable[[], MemoryStore]) -> None:
+        made = mem.remember("The deploy key rotates monthly", key="rotation", metadata={"a": 1, "b": "x"}).memory
+        other = mem.remember("The backup runs nightly", key="backup", metadata={"b": "y"}).memory
+        assert [h.memory.key for h in mem.recall("deploy key", filters=Filters(metadata={"b": "y"}))] == []
+        seen: list[MemoryEvent] = []
+        mem.subscribe(seen.append)
+        clock.advance(3600)
+        after = mem.annotate(made, {"b": "y", "c": [1, {"d": None}]})
+        assert after is not None and after.metadata == {"a": 1, "b": "y", "c": [1, {"d": None}]}
+        stored = mem.get(made.id)
+        assert stored.metadata == after.metadata
+        assert (stored.updated_at, stored.last_accessed, stored.content, stored.recall_count) == (
+            made.updated_at, made.last_accessed, made.content, made.recall_count)
+        assert mem.versions(made.id) == [] and seen == []  # not a change: no version, no event (no audit row)
+        # What reads the metadata sees it at once (a recall cached before it is not answered again).
+        assert [h.memory.key for h in mem.recall("deploy key", filters=Filters(metadata={"b": "y"}))] == ["rotation"]
+        # ``expect`` is checked in the write: nothing written unless the stored metadata holds it.
+        assert mem.annotate(made, {"a": 2}, expect={"a": 5}) is None
+        assert mem.annotate(made, {"a": 2}, expect={"missing": None}) is None
+        assert mem.get(made.id).metadata["a"] == 1
+        assert mem.annotate(made, {"a": 2}, expect={"a": 1, "b": "y"}).metadata["a"] == 2  # type: ignore[union-attr]
+        assert mem.get(other.id).metadata == {"b": "y"}  # the other memory is left alone
+        assert store.merge_metadata("no-such-id", {"a": 1}) is None
+        # Another agent's memory, handed in as a record, is neither changed nor shown.
+        assert mem.for_agent("bob").annotate(stored, {"a": 99}) is None
+        assert mem.get(made.id).metadata["a"] == 2
+        for bad, field in (({"x": float("nan")}, "metadata"), ("not json", "metadata"), ({"x": "\x00"}, "metadata")):
+            with pytest.raises(ValidationError) as refused:
+                mem.annotate(made, bad)  # type: ignore[arg-type]
+            assert refused.value.field == field
+        with pytest.raises(ValidationError) as refused:
+            mem.annotate(made, {"a": 3}, expect=["a"])  # type: ignore[arg-type]
+        assert refused.value.field == "expect"
+        assert mem.get(made.id).metadata == {"a": 2, "b": "y", "c": [1, {"d": None}]}
+        reopened = make_store()  # what is kept (the file, the database) holds it too; a store in memory opens empty
+        try:
+            kept = reopened.get_many([made.id])
+            assert not kept or (kept[0].metadata["a"], kept[0].updated_at) == (2, made.updated_at)
+        finally:
+            reopened.close()
+
     # --- forgetting ----------------------------------------------------------------------
     def test_forget_by_key_id_query_tag_and_age(self, mem: Engram, clock: FakeClock) -> None:
         a = mem.remember("old note about gardening").memory
@@ -1504,5 +1546,6 @@ class DisabledStoreContract:
         store = mem_disabled.store
         assert store.count_by_kind(MemoryFilter(scopes=(Scope("alice"),))) == [] and store.sessions_of("alice") == []
         assert store.move(result.memory.id, Scope("bob")) is None and store.move_many({result.memory.id: Scope("bob")}) == {}
+        assert store.merge_metadata(result.memory.id, {"a": 1}) is None and mem_disabled.annotate(result.memory, {"a": 1}) is None
         assert mem_disabled.embed_missing() == 0
         assert Scope().kind == "global"

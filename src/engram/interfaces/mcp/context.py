@@ -18,6 +18,7 @@ from typing import Any, Literal
 from engram import jsondoc
 from engram.engine import Engram
 from engram.errors import ValidationError
+from engram.model import recorded_at
 
 ScopeName = Literal["agent", "session", "global"]
 
@@ -40,7 +41,8 @@ def place(engram: Engram, context: Mapping[str, Any] | None, scope: ScopeName | 
     session with a scope that is not a session's."""
     rest = dict(context or {})
     session_id, timestamp = rest.pop("session_id", None), rest.pop("timestamp", None)
-    created_at = engram.time.instant(timestamp, "context.timestamp")
+    # Checked here too (``remember`` checks it again), so the error names the field the client sent.
+    created_at = recorded_at(engram.time.instant(timestamp, "context.timestamp"), engram.clock(), "context.timestamp")
     if session_id is None:
         return Placed(engram, scope or "agent", created_at, rest or None)
     if scope not in (None, "session"):
