@@ -239,3 +239,16 @@ def test_an_undo_after_the_first_turn_of_a_shared_time_was_trimmed_forgets_its_o
         assert held == {"transcript:cli:imp:1": f"User: {QUESTIONS[0]}", "transcript:cli:imp:2": f"User: {QUESTIONS[1]}"}
     finally:
         mem.close()
+
+
+def test_a_turn_dated_ahead_of_the_clock_is_still_indexed_at_now(tmp_path: Path) -> None:
+    # A history message's time is its client's; a memory may not be created later than now, so the
+    # turn's memory is dated now rather than refused (and lost from the index).
+    engram = Engram(SqliteMemoryStore(tmp_path / "memory.db"), clock=lambda: 1_770_000_000.0)
+    ahead = 1_770_000_000.0 + 86_400
+    messages = [make_message("user", QUESTIONS[0], created_at=ahead),
+                make_message("assistant", "Answer: the first option.", created_at=ahead + 1)]
+    transcripts.index(engram, "cli:b", messages)
+    (turn,) = engram.list(limit=10)
+    assert turn.key.startswith("transcript:")
+    assert turn.created_at == 1_770_000_000.0

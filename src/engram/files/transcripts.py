@@ -252,7 +252,9 @@ def index(
             metadata={"session": session, "turn": number, "time": iso(turn.at), "at": place.at, "asked": place.asked,
                       "order": place.order},
             source=f"transcript:{session}"[:200],
-            created_at=turn.at or None,
+            # A message's time is the client's, which may run ahead of this clock; a memory's creation
+            # is record time and never later than now (``model.recorded_at`` refuses one far ahead).
+            created_at=min(turn.at, engram.clock()) if turn.at else None,
             importance=round(importance(turn), 3),
         )
         indexed[turn.number] = label(turn)
