@@ -117,7 +117,7 @@ _EXIT_PROBE = (
 
 
 def test_the_shutdown_walks_no_heap_and_every_database_is_closed_first(tmp_path: Path) -> None:
-    # The interpreter's shutdown runs two or three full collections over every object (~120,000
+    # The interpreter's shutdown runs full collections (more than one) over every object (~120,000
     # here): they were most of the wait between the last answer and the exit (docs/benchmarks.md).
     # The server freezes its heap at exit instead, once everything it opened is closed: nothing
     # may be left for a collection to close, so no WAL stays beside a database (the embedding

@@ -6,9 +6,9 @@ framework, the engine, the model's wrapper). Two moments pay for that walk with 
 
 While serving, a full pass comes round every few hundred stores as the heap grows, revisiting
 objects that live as long as the process (``freeze_startup_heap``). At exit, the interpreter's
-own shutdown runs full passes again, two or three of them (as it empties ``sys.modules``, then the
-modules' globals, then once more): measured on ``engram mcp`` after its last answer, those passes
-were 0.3 s of an idle 2-core host and 0.9-1.7 s of the same host under load, the larger part of
+own shutdown runs full passes again, more than one as it takes the modules apart (perf showed
+two stretches of collection): measured on ``engram mcp`` after its last answer, those passes were
+0.3 s of an idle 2-core host and 0.9-1.7 s of the same host under load, the larger part of
 the wait of a client that launches the server per task and waits for it to exit
 (``freeze_for_exit``). ``gc.freeze()`` moves every tracked object into a generation no collection
 walks; objects made later are collected as usual.
@@ -45,8 +45,8 @@ def freeze_startup_heap() -> None:
 
 
 def freeze_for_exit() -> None:
-    """Freeze the heap as the interpreter exits, so that its shutdown's full collections (two or
-    three walks of every object) walk nothing of it; the process's memory goes back to the system
+    """Freeze the heap as the interpreter exits, so that its shutdown's full collections (each a
+    walk of every object) walk nothing of it; the process's memory goes back to the system
     whole. Call it once whatever the process opened is closed (``engram mcp`` does once the
     engine is): the garbage left then (the closed engine's reference cycles, the server's) holds
     nothing a finaliser still has to flush. Registered with ``atexit`` rather than done at once,
