@@ -55,8 +55,9 @@ from engram.config import load_settings
 from engram.embed import Embedder
 from engram.embed.local import LocalProvider
 from engram.engine import Engram
+from engram.interfaces.heap import freeze_startup_heap
 from engram.interfaces.http.app import create_app
-from engram.interfaces.http.serve import BackgroundServer, freeze_startup_heap
+from engram.interfaces.http.serve import BackgroundServer
 from engram.root import open_tokens
 from engram.store.sqlite import SqliteMemoryStore
 

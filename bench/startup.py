@@ -11,6 +11,10 @@ Rows (median of ``--repeat`` fresh processes; the machine is shared, so read the
   typer program);
 - ``engram mcp`` launch -> answer to ``tools/list`` (after ``initialize``), against importing the
   MCP SDK's server alone; and launch -> first ``recall`` answer on ``--memories`` memories;
+- ``engram mcp`` exit: its stdin's end (the client done) -> the process gone, after that recall
+  and after ``tools/list`` alone (start-up work may still be running then), against a process that
+  imported the SDK and loaded the model (``EXIT_BASELINE``): what a client that launches the server
+  per task waits for before it goes on;
 - ``engram serve --port 0`` launch -> first ``/healthz`` answer (``starting`` while the app loads),
   and launch -> first answer of ``/api/v1/memory/search`` (the app ready and the model loaded),
   against ``python -c pass``;
@@ -55,6 +59,10 @@ TYPER_APP = (
     "    '''Say hello.'''\n@app.command()\ndef bye() -> None:\n    '''Say bye.'''\napp()\n"
 )
 MODEL_ALONE = "import sys\nfrom engram.embed.local import LocalProvider\nLocalProvider().embed_query(sys.argv[1])\n"
+# The SDK imported and the model loaded, then exit at the end of stdin: the interpreter's own exit
+# over a heap of that kind, which a server that exits after its client pays at least.
+EXIT_BASELINE = ("import sys\nimport mcp.server.mcpserver\nfrom engram.embed.local import LocalProvider\n"
+                 "LocalProvider().embed_query(sys.argv[1])\nprint('ready', flush=True)\nsys.stdin.read()\n")
 WORDS = ("tea coffee python rust garden bicycle meeting budget travel paris berlin music piano "
          "football recipe pasta doctor dentist birthday sister brother project deadline report").split()
 _rng = random.Random(1)
@@ -95,8 +103,9 @@ def _answer(proc: subprocess.Popen, request_id: int) -> dict:
             return message
 
 
-def mcp_first_answers(env: dict[str, str]) -> tuple[float, float]:
-    """Seconds from launching ``engram mcp`` to the ``tools/list`` answer, and to a ``recall`` answer."""
+def mcp_first_answers(env: dict[str, str], *, recall: bool = True) -> tuple[float, float, float]:
+    """Seconds from launching ``engram mcp`` to the ``tools/list`` answer, to a ``recall`` answer
+    (0 without ``recall``), and from closing its stdin after the last answer to its exit."""
     start = time.perf_counter()
     proc = subprocess.Popen([*ENGRAM, "mcp"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
@@ -109,15 +118,44 @@ def mcp_first_answers(env: dict[str, str]) -> tuple[float, float]:
         tools = _answer(proc, 2)
         listed = time.perf_counter() - start
         assert tools["result"]["tools"], tools
-        _rpc(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                    "params": {"name": "recall", "arguments": {"query": fresh_query()}}})
-        answer = _answer(proc, 3)
-        recalled = time.perf_counter() - start
-        assert "result" in answer and not answer["result"].get("isError"), answer
-        return listed, recalled
+        recalled = 0.0
+        if recall:
+            _rpc(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                        "params": {"name": "recall", "arguments": {"query": fresh_query()}}})
+            answer = _answer(proc, 3)
+            recalled = time.perf_counter() - start
+            assert "result" in answer and not answer["result"].get("isError"), answer
+        return listed, recalled, _exit_after_stdin(proc)
     finally:
-        proc.stdin.close()  # type: ignore[union-attr]
-        proc.wait(timeout=60)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _exit_after_stdin(proc: subprocess.Popen) -> float:
+    """Seconds from closing ``proc``'s stdin to its exit (it must exit with 0)."""
+    closed = time.perf_counter()
+    proc.stdin.close()  # type: ignore[union-attr]
+    code = proc.wait(timeout=120)
+    gone = time.perf_counter() - closed
+    if code != 0:
+        raise RuntimeError(f"exited with {code} at the end of its stdin")
+    return gone
+
+
+def baseline_exit(env: dict[str, str]) -> float:
+    """Seconds from closing the stdin of a process that imported the SDK and loaded the model
+    (``EXIT_BASELINE``) to its exit."""
+    proc = subprocess.Popen([sys.executable, "-c", EXIT_BASELINE, fresh_query()], env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        if proc.stdout.readline().strip() != "ready":  # type: ignore[union-attr]
+            raise RuntimeError("the exit baseline did not start")
+        return _exit_after_stdin(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def serve_first_answers(env: dict[str, str], token: str) -> tuple[float, float]:
@@ -247,8 +285,12 @@ def main() -> None:
         answers = [mcp_first_answers(env) for _ in range(args.repeat)]
         listed = statistics.median(a[0] for a in answers)
         recalled = statistics.median(a[1] for a in answers)
+        listed_only = statistics.median(mcp_first_answers(env, recall=False)[2] for _ in range(args.repeat))
+        exit_baseline = median(lambda: baseline_exit(env), args.repeat)
         out["mcp"] = {"import_sdk_s": sdk, "tools_list_s": listed, "over_sdk_s": listed - sdk,
-                      "first_recall_s": recalled, "recall_over_sdk_s": recalled - sdk, "memories": args.memories}
+                      "first_recall_s": recalled, "recall_over_sdk_s": recalled - sdk, "memories": args.memories,
+                      "exit_after_recall_s": statistics.median(a[2] for a in answers),
+                      "exit_after_tools_list_s": listed_only, "exit_baseline_s": exit_baseline}
         token = json.loads(subprocess.run([*ENGRAM, "--json", "token", "create", "--agent", "default"], env=env,
                                           check=True, capture_output=True, text=True).stdout)["token"]
         served = [serve_first_answers(env, token) for _ in range(args.repeat)]
@@ -284,6 +326,9 @@ def report(out: dict, args: argparse.Namespace) -> None:
     print(f"  engram mcp -> tools/list   {m['tools_list_s']:.3f} s  = MCP SDK import + {m['over_sdk_s']:.3f} s")
     print(f"  engram mcp -> first recall {m['first_recall_s']:.3f} s  = MCP SDK import + {m['recall_over_sdk_s']:.3f} s"
           f"  ({args.memories} memories)")
+    print(f"  engram mcp stdin end -> exit {m['exit_after_recall_s']:.3f} s after that recall"
+          f" = {m['exit_after_recall_s'] / m['exit_baseline_s']:.2f}x the SDK and the model loaded"
+          f" ({m['exit_baseline_s']:.3f} s); {m['exit_after_tools_list_s']:.3f} s after tools/list alone")
     print(f"  engram serve -> /healthz   {s['healthz_s']:.3f} s  = {s['healthz_s'] / bare:.1f}x python -c pass;"
           f" first search answer {s['first_search_s']:.3f} s")
     print(f"  model alone (load + 1 query, fresh process) {model:.3f} s")

@@ -114,6 +114,7 @@ def test_startup_bench_times_each_door_beside_its_baseline(tmp_path: Path) -> No
     assert 0 < help_row["python_pass_s"] and 0 < help_row["import_typer_s"] and 0 < help_row["engram_help_s"]
     assert help_row["recall_help_s"] > 0 and help_row["mcp_help_s"] > 0 and help_row["typer_command_help_s"] > 0
     assert 0 < mcp["import_sdk_s"] and 0 < mcp["tools_list_s"] <= mcp["first_recall_s"]
+    assert mcp["exit_after_recall_s"] > 0 and mcp["exit_after_tools_list_s"] > 0 and mcp["exit_baseline_s"] > 0
     assert 0 < serve["healthz_s"] <= serve["first_search_s"]
     assert recall["fresh_recall_s"] > 0 and recall["fresh_recall_full_check_s"] > 0 and recall["model_alone_s"] > 0
     assert result["stores"][str(store)]["fresh_recall_s"] > 0

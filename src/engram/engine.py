@@ -389,6 +389,12 @@ class Engram:
                         "from a listener of a write in progress): the writes left fail", CLOSE_WAIT_S)
         self.metrics.save()
         self.backend.close()
+        # The embedding cache's file too, not left to a finaliser: a process that exits without
+        # collecting the engine (``engram mcp`` freezes its heap at exit: interfaces/heap.py) left
+        # its WAL beside it, unmerged.
+        close_embedder = getattr(self._embedder, "close", None)
+        if close_embedder is not None:
+            close_embedder()
         if self.agent_databases is not None:
             self.agent_databases.closing(self)
 

@@ -194,3 +194,22 @@ def test_drop_leaves_no_byte_of_the_dropped_rows_in_a_file_of_many(tmp_path):
     assert sorted(kept) == sorted(set(texts) - set(gone))
     assert all(np.array_equal(kept[t], vectors[i]) for i, t in enumerate(texts) if t in kept)
     again.close()
+
+
+def test_closing_the_engine_closes_its_embedding_cache_file(server, tmp_path):
+    # The engine's close closed its store but left the cache's connection to a finaliser, so its
+    # WAL stayed beside the file while the engine object lived, and for good in a process that
+    # exits without collecting it (engram mcp freezes its heap at exit: interfaces/heap.py).
+    from engram.engine import Engram
+
+    home = tmp_path / "home"
+    engram = Engram.from_settings(home=home, embeddings={"provider": "ollama", "model": "nomic-embed-text",
+                                                          "base_url": server.url})
+    engram.remember("the cache keeps this vector")
+    assert (home / "embedding-cache.db-wal").exists()  # open: the WAL holds the new vector
+    engram.close()
+    assert not (home / "embedding-cache.db-wal").exists()
+    assert len(EmbeddingCache(home / "embedding-cache.db")) == 1  # merged into the file, not lost
+    # Used again (a view still held somewhere), the cache opens the file again: served from it.
+    assert len(engram.embedder.embed(["the cache keeps this vector"])) == 1 and len(server.requests) == 1
+    engram.embedder.close()

@@ -103,3 +103,38 @@ def test_a_signal_still_stops_a_server_waiting_for_requests(tmp_path: Path) -> N
         if process.poll() is None:
             process.kill()
         process.communicate()
+
+
+# Run last at exit (atexit runs its handlers in reverse): what the interpreter's shutdown is then
+# left to walk in its full collections, and what was moved beyond them (gc.freeze).
+_EXIT_PROBE = (
+    "import atexit, gc, json, sys\n"
+    "atexit.register(lambda: sys.stderr.write('heap at exit ' + json.dumps("
+    "{'frozen': gc.get_freeze_count(), 'walked': len(gc.get_objects())}) + '\\n'))\n"
+    "from engram.interfaces.cli.app import main\n"
+    "main()\n"
+)
+
+
+def test_the_shutdown_walks_no_heap_and_every_database_is_closed_first(tmp_path: Path) -> None:
+    # The interpreter's shutdown runs full collections (more than one) over every object (~120,000
+    # here): they were most of the wait between the last answer and the exit (docs/benchmarks.md).
+    # The server freezes its heap at exit instead, once everything it opened is closed: nothing
+    # may be left for a collection to close, so no WAL stays beside a database (the embedding
+    # cache's was, closed by nobody but a finaliser). The local model, as installed: the remember
+    # writes its cache.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env.update(HOME=str(tmp_path), ENGRAM_HOME=str(tmp_path / "engram"))
+    messages = [INITIALIZE, INITIALIZED, _call(2, "remember", {"content": "Caroline adopted a rescue greyhound"}),
+                _call(3, "recall", {"query": "does she have a pet dog?"})]
+    done = subprocess.run([sys.executable, "-c", _EXIT_PROBE, "mcp"], env=env, text=True, capture_output=True,
+                          input="".join(json.dumps(m) + "\n" for m in messages), timeout=180)
+    assert done.returncode == 0, done.stderr
+    answers = {json.loads(line).get("id"): json.loads(line) for line in done.stdout.splitlines()}
+    assert set(answers) == {1, 2, 3}, (answers, done.stderr)
+    assert not answers[2]["result"].get("isError") and not answers[3]["result"].get("isError"), answers
+    probe = json.loads(done.stderr.rsplit("heap at exit ", 1)[1].splitlines()[0])
+    assert probe["frozen"] > 10 * probe["walked"], probe
+    home = tmp_path / "engram"
+    assert (home / "embedding-cache.db").is_file() and (home / "memory.db").is_file()
+    assert sorted(p.name for p in home.rglob("*-wal")) == [], sorted(p.name for p in home.rglob("*"))

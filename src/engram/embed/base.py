@@ -128,6 +128,12 @@ class Embedder:
     def __repr__(self) -> str:
         return f"Embedder({self.identity})"
 
+    def close(self) -> None:
+        """Close the persistent cache's file (the engine does at its close); the cache opens it again
+        on its next use, and the model stays loaded (the process shares it)."""
+        if self.cache is not None:
+            self.cache.close()
+
     def embed(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> np.ndarray:
         """Vectors for ``texts`` as float32 ``(n, dims)``, each row of unit length.
 

@@ -115,7 +115,7 @@ def _after_listening(server: Any, engram: Any, settings: Any, interval_s: float,
     (``freeze_startup_heap``), then run due maintenance (hygiene, decay, retention, summaries,
     backups...) over the whole store every ``interval_s``; nothing of it delays the first answer.
     Each step's end (or failure) is marked in ``readiness`` (``/readyz``)."""
-    from engram.interfaces.http.serve import freeze_startup_heap
+    from engram.interfaces.heap import freeze_startup_heap
     from engram.interfaces.seams import warm_up_in_background
 
     while not server.started:

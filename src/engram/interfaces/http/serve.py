@@ -3,7 +3,6 @@ address is the real one). Used by ``engram serve`` and by tests that need a real
 
 from __future__ import annotations
 
-import gc
 import socket
 import threading
 import time
@@ -38,23 +37,6 @@ def make_server(app: Any, *, log_level: str = "warning") -> uvicorn.Server:
     config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=2,
                             access_log=False)
     return uvicorn.Server(config)
-
-
-def freeze_startup_heap() -> None:
-    """Put what the server built at start (framework, app, engine, the loaded model's wrapper:
-    objects it keeps until it exits) beyond the reach of the garbage collector's full passes.
-
-    A full pass walks every tracked object, and it comes round every few hundred stores as the
-    heap grows: ~85,000 objects after start, ~36 ms of CPU each pass on a busy 2-core host, all of
-    it revisiting objects that live as long as the process (~0.06-0.09 ms a store under 16 storing
-    clients, and a stall of the event loop for every request in flight). Frozen, a pass walks only
-    what was made since. Garbage at that moment is collected first; an object frozen is never
-    freed, which only matters for one that later becomes unreachable in a cycle: at start, nearly
-    nothing does. Call once, after the start-up work (``engram serve`` does once the model is
-    loaded), never from code that builds servers repeatedly in one process (tests), where it
-    would keep every earlier server's objects alive."""
-    gc.collect()
-    gc.freeze()
 
 
 class BackgroundServer:

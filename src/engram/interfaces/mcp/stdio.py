@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from engram.errors import EngramError
+from engram.interfaces.heap import freeze_for_exit
 
 if TYPE_CHECKING:
     from engram.config import Settings
@@ -141,4 +142,7 @@ def run_stdio(opening: BackgroundOpen) -> EngramError | None:
         server.run("stdio")
     finally:
         opening.close()
+        # Everything engram opened is closed now: the interpreter's shutdown need not walk the
+        # heap (its full collections were most of the wait after the last answer: see heap.py).
+        freeze_for_exit()
     return unusable
