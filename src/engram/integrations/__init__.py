@@ -9,7 +9,7 @@ import inspect
 import json
 import string
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from engram.about import install_hint
 from engram.errors import ValidationError
@@ -113,7 +113,7 @@ def checked_call(usage: str, **takes: str) -> Callable[[_Init], _Init]:
                     raise ValidationError(name, "is required", f"{takes[name]}: {call}" if name in takes else call)
             init(self, *args, **kwargs)
 
-        return checked  # type: ignore[return-value]
+        return cast(_Init, checked)
 
     return decorate
 

@@ -150,8 +150,9 @@ class EngramTools(Toolkit):
         agent ``user_prefix`` + the run's ``user_id``. Other keywords go to Agno's ``Toolkit``
         (``include_tools``, ``requires_confirmation_tools``, ``instructions``, ...); its yes/no ones
         (``cache_results``, ...) by the rule ``per_user`` follows, its lists of tool names
-        (``include_tools``, ...) as lists of ``NAMES``. Raises ``ValidationError`` naming ``engram``,
-        ``name``, ``user_prefix``, a flag, a list or its item (``include_tools[0]``), or a keyword
+        (``include_tools``, ...) as lists of ``NAMES`` (``include_tools`` not empty), the rest by the
+        type Toolkit declares (``_typed``). Raises ``ValidationError`` naming ``engram``, ``name``,
+        ``user_prefix``, a Toolkit keyword, a list's item (``include_tools[0]``), or a keyword
         neither takes."""
         refuse_unknown("EngramTools", toolkit, [*_OWN, *_TOOLKIT])
         if not isinstance(name, str) or not name.strip():  # Agno failed on it with an AttributeError
