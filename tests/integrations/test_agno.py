@@ -267,3 +267,52 @@ def test_agno_s_own_keywords_still_reach_its_toolkit(engram: Engram) -> None:
     confirmed = EngramTools(engram, requires_confirmation_tools=("forget",), exclude_tools=None)
     assert confirmed.requires_confirmation_tools == ["forget"] and confirmed.functions["forget"].requires_confirmation
     assert not confirmed.functions["recall"].requires_confirmation
+
+
+@pytest.mark.parametrize(("option", "value", "said", "allowed"), [
+    # Agno stored these unchecked, to fail later or never: a cache_ttl of "1h" when a result is cached,
+    # instructions of 3 in the agent's prompt, a timeout of -1 or True.
+    ("cache_ttl", "1h", 'got "1h" (text)', "an integer, 0 or more (seconds)"),
+    ("cache_ttl", True, "got true (a boolean)", "an integer, 0 or more (seconds)"),
+    ("cache_ttl", None, "got null", "an integer, 0 or more (seconds)"),
+    ("timeout", -1, "-1 is out of range", "0 or more (seconds), or None"),
+    ("timeout", "5", 'got "5" (text)', "an integer, 0 or more (seconds), or None"),
+    ("instructions", 3, "got int 3", "text, or None"),
+    ("id", ["engram"], 'got list ["engram"]', "text, or None"),
+    ("cache_dir", b"/tmp", "got bytes b'/tmp'", "text, or None"),
+])
+def test_agno_s_other_toolkit_keywords_are_checked_by_their_type(engram: Engram, option: str, value: Any, said: str,
+                                                                 allowed: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        EngramTools(engram, **{option: value})
+    assert (err.value.field, err.value.allowed) == (option, allowed), str(err.value)
+    assert said in err.value.problem, str(err.value)
+
+
+def test_agno_s_other_toolkit_keywords_given_as_it_takes_them_are_kept(engram: Engram, tmp_path: Any) -> None:
+    tools = EngramTools(engram, id="memory-tools", cache_ttl=60, cache_dir=str(tmp_path), timeout=None,
+                        instructions=None, cache_results=True)
+    assert (tools.id, tools.cache_ttl, tools.cache_dir, tools.instructions) == ("memory-tools", 60, str(tmp_path), None)
+    assert tools.functions["recall"].cache_ttl == 60 and tools.functions["recall"].cache_dir == str(tmp_path)
+    assert EngramTools(engram, cache_ttl=60.0).cache_ttl == 60  # a whole float, as engram's counts take it
+
+
+def test_an_empty_include_tools_is_refused_as_a_toolkit_with_no_tools(engram: Engram) -> None:
+    # Agno registered none of these tools for [], but treats [] as "all tools" for decorated ones.
+    with pytest.raises(ValidationError) as err:
+        EngramTools(engram, include_tools=[])
+    assert err.value.field == "include_tools" and "no tools" in err.value.problem
+    assert err.value.allowed is not None and "or None (all of them)" in err.value.allowed
+    # An empty exclude_tools means the same on both paths: nothing excluded.
+    assert sorted(EngramTools(engram, exclude_tools=[]).functions) == ["forget", "recall", "remember", "versions"]
+
+
+@pytest.mark.parametrize(("option", "value", "field"), [
+    ("include_tools", "recall " * 200, "include_tools"),
+    ("requires_confirmation_tools", ["forget", "x" * 2000], "requires_confirmation_tools[1]"),
+])
+def test_a_long_value_in_a_list_error_is_cut(engram: Engram, option: str, value: Any, field: str) -> None:
+    # The whole repr was shown: a 2,000-character name made a 2,000-character message.
+    with pytest.raises(ValidationError) as err:
+        EngramTools(engram, **{option: value})
+    assert err.value.field == field and "…" in err.value.problem and len(err.value.problem) < 200, str(err.value)

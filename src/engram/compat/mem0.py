@@ -59,7 +59,7 @@ from engram.foreign_settings import map_mem0_config
 from engram.ids import key_from_content, new_id
 from engram.importers.base import split_provenance, with_provenance
 from engram.importers.mem0 import KIND, mem0_metadata
-from engram.integrations import DEFAULT_AGENT_PREFIX
+from engram.integrations import DEFAULT_AGENT_PREFIX, checked_call
 from engram.llm import create_provider
 from engram.model import MAX_LIST_LIMIT, Scope, draft_changes, parse_relevance
 from engram.model import Memory as EngramMemory
@@ -309,6 +309,7 @@ class Memory:
     """mem0's ``Memory`` API over engram. ``Memory()`` opens the configured engram store
     (``Engram.from_settings()``); pass ``engram=`` to use one you built."""
 
+    @checked_call("{owner}(), {owner}(mem), or {owner}.from_config(config)")
     def __init__(self, engram: Engram | AsyncEngram | None = None, *, extractor: FactExtractor | None = None) -> None:
         """``engram``: the engine (an ``AsyncEngram``'s is used) whose store holds the memories;
         ``extractor``: what turns ``add(infer=True)``'s messages into facts (an object with

@@ -13,8 +13,10 @@ from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from engram.agent.extract import FactExtractor
+from engram.aio import AsyncEngram
 from engram.compat.mem0 import Memory
 from engram.engine import Engram
+from engram.integrations import checked_call
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -31,7 +33,8 @@ def _in_thread(method: Callable[Concatenate[Memory, P], R]) -> Callable[Concaten
 class AsyncMemory:
     """mem0's ``AsyncMemory`` API over engram (differences: see ``engram.compat.mem0``)."""
 
-    def __init__(self, engram: Engram | None = None, *, extractor: FactExtractor | None = None) -> None:
+    @checked_call("{owner}(), {owner}(mem), or {owner}.from_config(config)")
+    def __init__(self, engram: Engram | AsyncEngram | None = None, *, extractor: FactExtractor | None = None) -> None:
         self.memory = Memory(engram, extractor=extractor)  # the synchronous facade doing the work
 
     @classmethod

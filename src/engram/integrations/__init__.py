@@ -3,12 +3,13 @@
 ``autogen``, ``crewai``).
 Importing one without its extra raises an ``ImportError`` naming the ``pip install`` that fixes it."""
 
+import functools
 import hashlib
 import inspect
 import json
 import string
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from engram.about import install_hint
 from engram.errors import ValidationError
@@ -59,6 +60,62 @@ def keywords(function: Callable[..., Any]) -> list[str]:
     to refuse them (Python's own ``TypeError`` names the keyword but not the ones it takes)."""
     return [name for name, parameter in inspect.signature(function).parameters.items()
             if name != "self" and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)]
+
+
+# What an adapter's ``engram`` argument takes, said when it is missing.
+ENGINE = "an Engram or AsyncEngram"
+
+_Init = TypeVar("_Init", bound=Callable[..., None])
+
+
+def checked_call(usage: str, **takes: str) -> Callable[[_Init], _Init]:
+    """A decorator for an adapter's ``__init__``: what Python would refuse with its own ``TypeError``
+    (a required argument left out, a positional argument too many, one given twice, a keyword it
+    does not take when it gathers none in ``**``) is refused as engram's ``ValidationError`` naming
+    the argument and what the constructor takes, before the constructor runs. ``usage`` shows a
+    call (``"{owner}(mem)"``: ``{owner}`` is the class's name, a subclass's for one); ``takes``
+    words what each required argument takes (``engram``: ``ENGINE`` unless given). Python's
+    ``TypeError`` ("missing 1 required positional argument: 'engram'") named the argument but
+    never what it takes, so ``EngramTools()`` told nothing of the engine it wants. The signature
+    stays the constructor's own (``inspect.signature`` follows ``__wrapped__``)."""
+    takes = {"engram": ENGINE, **takes}
+
+    def decorate(init: _Init) -> _Init:
+        parameters = list(inspect.signature(init).parameters.values())[1:]  # not self
+        positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        gathers_args = any(p.kind is p.VAR_POSITIONAL for p in parameters)
+        gathers_keywords = any(p.kind is p.VAR_KEYWORD for p in parameters)
+        by_keyword = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        required = [p.name for p in parameters
+                    if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+        @functools.wraps(init)
+        def checked(self: Any, *args: Any, **kwargs: Any) -> None:
+            owner = type(self).__name__
+            call = usage.format(owner=owner)
+            if len(args) > len(positional) and not gathers_args:
+                if not positional:
+                    raise ValidationError("argument 1", f"{owner} takes its arguments by keyword only, got {len(args)} "
+                                          "by position", call)
+                count = f"{len(positional)} positional argument{'' if len(positional) == 1 else 's'}"
+                rest = [name for name in by_keyword if name not in positional]
+                raise ValidationError(f"argument {len(positional) + 1}",
+                                      f"{owner} takes {count} ({', '.join(positional)}), got {len(args)}",
+                                      f"the others by keyword ({', '.join(rest)}): {call}" if rest else call)
+            for name in positional[:len(args)]:
+                if name in kwargs:
+                    raise ValidationError(name, "is given twice, by position and by keyword", call)
+            if not gathers_keywords:
+                refuse_unknown(owner, kwargs, by_keyword)
+            given = {*positional[:len(args)], *kwargs}
+            for name in required:
+                if name not in given:
+                    raise ValidationError(name, "is required", f"{takes[name]}: {call}" if name in takes else call)
+            init(self, *args, **kwargs)
+
+        return cast(_Init, checked)
+
+    return decorate
 
 
 def flag_option(field: str, value: Any, none_means: str | None = None) -> bool | None:

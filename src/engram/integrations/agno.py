@@ -38,15 +38,16 @@ import inspect
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, get_args
 
+from engram import jsondoc
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
-from engram.integrations import agent_for_ids, checked_prefix, flag_option, missing, refuse_unknown, tool_docs
+from engram.integrations import agent_for_ids, checked_call, checked_prefix, flag_option, missing, refuse_unknown, tool_docs
 from engram.interfaces import tool_calls
 from engram.interfaces.present import error_text, tool_recall, tool_write
-from engram.model import RecallResult, WriteResult
+from engram.model import RecallResult, WriteResult, parse_integer
 
 try:
     from agno.exceptions import RetryAgentRun
@@ -95,22 +96,53 @@ _NAME_LISTS = frozenset(name for name, parameter in _TOOLKIT.items() if "list[st
 
 def _tool_names(field: str, value: Any) -> list[str] | None:
     """A toolkit list option as Agno takes it: None, or a list of this toolkit's tool names. Raises
-    ``ValidationError`` naming ``field`` (or ``field[i]`` for a name that is no tool's)."""
+    ``ValidationError`` naming ``field`` (or ``field[i]`` for a name that is no tool's), and
+    ``include_tools`` when empty: Agno registers none of a toolkit's own tools for it, but all of a
+    decorated toolkit's, so ``[]`` means no one thing; a toolkit that includes none has no use."""
     allowed = f"a list of tool names from {', '.join(NAMES)}, or None"
     if value is None:
         return None
     if isinstance(value, str | bytes) or not isinstance(value, list | tuple | set | frozenset):
-        raise ValidationError(field, f"got {type(value).__name__} {value!r}", allowed)
+        raise ValidationError(field, f"got {type(value).__name__} {jsondoc.shown(value)}", allowed)
+    if field == "include_tools" and not value:
+        raise ValidationError(field, "is empty: the toolkit would have no tools",
+                              f"a non-empty list of tool names from {', '.join(NAMES)}, or None (all of them)")
     for i, name in enumerate(value):
         if name not in NAMES:
-            raise ValidationError(f"{field}[{i}]", f"{name!r} is not one of the toolkit's tools", list(NAMES))
+            raise ValidationError(f"{field}[{i}]", f"{jsondoc.shown(name)} is not one of the toolkit's tools", list(NAMES))
     return list(value)
+
+
+# How ``_typed`` words a type a Toolkit keyword's annotation names.
+_KINDS: dict[Any, str] = {str: "text", int: "0 or more (seconds)", type(None): "None"}
+
+
+def _typed(field: str, value: Any) -> Any:
+    """Any other Toolkit keyword (``id``, ``instructions``, ``cache_ttl``, ``cache_dir``,
+    ``timeout``, ...) checked by its annotation in Agno's signature: text, a whole number (0 or
+    more: all of Toolkit's are seconds; not a bool, nor "5"), or None where it is optional. Agno
+    stored them unchecked, to fail later (a ``cache_ttl`` of "1h" when a result is cached, an
+    ``instructions`` of 3 in the agent's prompt). A keyword whose annotation names another type is
+    left to Agno. Raises ``ValidationError`` naming ``field``."""
+    annotation = _TOOLKIT[field].annotation
+    kinds = get_args(annotation) or (annotation,)
+    if not set(kinds) <= set(_KINDS):
+        return value
+    allowed = ", or ".join(_KINDS[kind] for kind in kinds)
+    if value is None and type(None) in kinds:
+        return None
+    if int in kinds:
+        return parse_integer(value, field, 0, allowed=allowed)
+    if isinstance(value, str):
+        return value
+    raise ValidationError(field, f"got {type(value).__name__} {jsondoc.shown(value)}", allowed)
 
 
 class EngramTools(Toolkit):
     """``remember``, ``recall``, ``forget`` and ``versions`` tools over one engram agent's memory (or, with
     ``per_user``, over the memory of the run's user)."""
 
+    @checked_call("{owner}(mem)")
     def __init__(self, engram: Engram | AsyncEngram, *, per_user: bool = False,
                  user_prefix: str = DEFAULT_USER_PREFIX, name: str = "engram", **toolkit: Any) -> None:
         """``engram``: the ``Engram`` or ``AsyncEngram`` (view) whose agent the tools act for; an
@@ -118,8 +150,9 @@ class EngramTools(Toolkit):
         agent ``user_prefix`` + the run's ``user_id``. Other keywords go to Agno's ``Toolkit``
         (``include_tools``, ``requires_confirmation_tools``, ``instructions``, ...); its yes/no ones
         (``cache_results``, ...) by the rule ``per_user`` follows, its lists of tool names
-        (``include_tools``, ...) as lists of ``NAMES``. Raises ``ValidationError`` naming ``engram``,
-        ``name``, ``user_prefix``, a flag, a list or its item (``include_tools[0]``), or a keyword
+        (``include_tools``, ...) as lists of ``NAMES`` (``include_tools`` not empty), the rest by the
+        type Toolkit declares (``_typed``). Raises ``ValidationError`` naming ``engram``, ``name``,
+        ``user_prefix``, a Toolkit keyword, a list's item (``include_tools[0]``), or a keyword
         neither takes."""
         refuse_unknown("EngramTools", toolkit, [*_OWN, *_TOOLKIT])
         if not isinstance(name, str) or not name.strip():  # Agno failed on it with an AttributeError
@@ -129,6 +162,8 @@ class EngramTools(Toolkit):
                 toolkit[key] = flag_option(key, value)
             elif key in _NAME_LISTS:
                 toolkit[key] = _tool_names(key, value)
+            else:
+                toolkit[key] = _typed(key, value)
         if isinstance(engram, AsyncEngram):
             self.aengram: AsyncEngram | None = engram
             self.engram: Engram = engram.engram

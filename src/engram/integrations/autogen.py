@@ -59,7 +59,7 @@ from typing import Any, Self, TypeVar
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import StorageError, ValidationError
-from engram.integrations import missing, refuse_unknown
+from engram.integrations import checked_call, missing, refuse_unknown
 from engram.model import MAX_RECALL_LIMIT, Hit, make_scope, parse_limit
 
 try:
@@ -136,6 +136,7 @@ class EngramMemory(AutoGenMemory, Component[EngramMemoryConfig]):
     component_config_schema = EngramMemoryConfig
     component_description = "Long-term memory kept in engram: what the agent adds, recalled before each model call."
 
+    @checked_call("{owner}(mem), or {owner}(home=..., agent=...) to open a store")
     def __init__(self, engram: Engram | AsyncEngram | None = None, *, k: int = DEFAULT_K,
                  home: str | None = None, agent: str | None = None, session: str | None = None,
                  backend: str | None = None, path: str | None = None) -> None:

@@ -71,7 +71,7 @@ from pydantic import ValidationError as PydanticError
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
-from engram.integrations import flag_option, missing, refuse_unknown, tool_docs
+from engram.integrations import ENGINE, checked_call, flag_option, missing, refuse_unknown, tool_docs
 from engram.interfaces import tool_calls
 from engram.interfaces.present import error_text, tool_recall, tool_write
 from engram.model import parse_integer
@@ -236,9 +236,8 @@ class _EngramTool(BaseTool):
         """The scope the tool acts for (``agent:assistant``): what a CrewAI checkpoint keeps of its engine."""
         return str(self._engram.scope)
 
-    # ``engram`` defaults to None only to be refused as engram's error: ``RememberTool()`` was Python's
-    # missing-argument error, which names the argument but not what it takes.
-    def __init__(self, engram: Engram | AsyncEngram | None = None, **options: Any) -> None:
+    @checked_call("{owner}(mem)")  # RememberTool() is engram's error saying what it takes, not Python's
+    def __init__(self, engram: Engram | AsyncEngram, **options: Any) -> None:
         """``engram``: the ``Engram`` (or ``AsyncEngram``, whose engine is used) whose agent the
         tool acts for (required); ``options`` are CrewAI's ``BaseTool`` fields (``OPTIONS``:
         ``result_as_answer``, ``max_usage_count``, ``tool_failure_policy``, ``name``, ...), checked by
@@ -248,8 +247,7 @@ class _EngramTool(BaseTool):
         if isinstance(engram, AsyncEngram):
             engram = engram.engram
         if not isinstance(engram, Engram):
-            raise ValidationError("engram", "is required" if engram is None else f"got {type(engram).__name__}",
-                                  f"an Engram or AsyncEngram: {type(self).__name__}(mem)")
+            raise ValidationError("engram", f"got {type(engram).__name__}", f"{ENGINE}: {type(self).__name__}(mem)")
         super().__init__(**_checked_options(type(self).__name__, options), cache_function=_never_cached)
         self._engram = engram
         _GIVEN[str(engram.scope)] = engram

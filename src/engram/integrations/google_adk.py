@@ -67,7 +67,7 @@ from engram.engine import Engram
 from engram.errors import ValidationError
 from engram.importers.apply import apply_plan
 from engram.importers.base import Plan, Record, record_id
-from engram.integrations import agent_for_ids, checked_prefix, missing, refuse_unknown
+from engram.integrations import agent_for_ids, checked_call, checked_prefix, missing, refuse_unknown
 from engram.model import Category, Memory, parse_content, parse_metadata
 from engram.temporal.instants import python_isoformat
 
@@ -96,6 +96,7 @@ _KEYWORDS = ("engram", "uri", "agent_prefix", "limit", "category", "agents_dir")
 class EngramMemoryService(BaseMemoryService):
     """ADK's memory service over engram: one engram agent per ``(app_name, user_id)``."""
 
+    @checked_call("{owner}(mem), or {owner}(uri='engram://')")
     def __init__(self, engram: Engram | AsyncEngram | None = None, *, uri: str | None = None,
                  agent_prefix: str = DEFAULT_AGENT_PREFIX, limit: int = 10,
                  category: str = Category.KNOWLEDGE.value, agents_dir: str | None = None, **unknown: Any) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import ValidationError
-from engram.integrations import flag_option, missing, refuse_unknown
+from engram.integrations import ENGINE, checked_call, flag_option, missing, refuse_unknown
 from engram.model import MAX_LINK_DEPTH, MAX_RECALL_LIMIT, Hit, parse_integer, parse_limit, parse_relevance
 
 try:
@@ -53,23 +53,24 @@ class EngramRetriever(BaseRetriever):
     depth: int = 0
     touch: bool | None = None  # None: the engine's recall.touch_on_recall
 
-    def __init__(self, **fields: Any) -> None:
-        """Raises ``ValidationError`` (engram's, a ``ValueError``) naming a field it refuses: a
-        missing or wrong ``engram``, a bad search option (by the rules a call's options follow:
-        ``k="5"`` and ``touch="no"`` are refused, not read as 5 and False), or a field the
-        retriever does not have."""
-        if isinstance(fields.get("engram"), AsyncEngram):  # its engine: recall runs in a worker thread anyway
-            fields["engram"] = fields["engram"].engram
+    @checked_call("{owner}(engram=mem, k=4)")
+    def __init__(self, *, engram: Engram | AsyncEngram, **fields: Any) -> None:
+        """``engram``: the ``Engram`` (or ``AsyncEngram``, whose engine is used) recalled from;
+        ``fields``: the search options (``k``, ``filters``, ...). Raises ``ValidationError``
+        (engram's, a ``ValueError``) naming a field it refuses: a missing or wrong ``engram``, a
+        bad search option (by the rules a call's options follow: ``k="5"`` and ``touch="no"`` are
+        refused, not read as 5 and False), or a field the retriever does not have."""
+        if isinstance(engram, AsyncEngram):  # its engine: recall runs in a worker thread anyway
+            engram = engram.engram
         # LangChain's BaseRetriever ignores unknown fields: a mistyped ``top_k=2`` would leave k at 4, unsaid.
         refuse_unknown("EngramRetriever", fields, type(self).model_fields)
-        if not isinstance(fields.get("engram"), Engram):
-            raise ValidationError("engram", "is required" if "engram" not in fields else
-                                  f"got {type(fields['engram']).__name__}", "an Engram or AsyncEngram")
+        if not isinstance(engram, Engram):
+            raise ValidationError("engram", f"got {type(engram).__name__}", ENGINE)
         # The options are checked before pydantic sees them, as engram's own errors naming the
         # field: pydantic would read "5" as 5 and "no" as False, refuse "x" in its own words, and
         # wrap an error raised in a validator or model_post_init.
         fields.update(_checked({name: fields[name] for name in _SEARCH_OPTIONS if name in fields}))
-        super().__init__(**fields)
+        super().__init__(engram=engram, **fields)
 
     def _search_options(self, per_call: dict[str, Any]) -> dict[str, Any]:
         """Recall's arguments: the retriever's fields, with this call's keywords in their place."""

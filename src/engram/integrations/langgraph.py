@@ -65,7 +65,7 @@ from engram import jsondoc
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
-from engram.integrations import DEFAULT_AGENT_PREFIX, checked_prefix, flag_option, keywords, missing, refuse_unknown
+from engram.integrations import DEFAULT_AGENT_PREFIX, checked_call, checked_prefix, flag_option, keywords, missing, refuse_unknown
 from engram.integrations.langgraph_filters import (
     namespace_matches,
     namespace_where,
@@ -178,6 +178,7 @@ class EngramStore(BaseStore):
 
     supports_ttl = True
 
+    @checked_call("{owner}(mem)")
     def __init__(self, engram: Engram | AsyncEngram, *, agent_from_namespace: int | None = None,
                  agent_prefix: str = DEFAULT_AGENT_PREFIX,
                  index_fields: list[str] | None = None, ttl: TTLConfig | None = None, **unknown: Any) -> None:

@@ -37,7 +37,7 @@ from typing import Any
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
-from engram.integrations import flag_option, missing, refuse_unknown
+from engram.integrations import ENGINE, checked_call, flag_option, missing, refuse_unknown
 from engram.model import MAX_RECALL_LIMIT, Category, Hit, parse_integer, parse_limit, parse_relevance
 
 try:
@@ -85,13 +85,17 @@ class EngramMemoryBlock(BaseMemoryBlock[str]):
     touch: bool | None = None  # None: the engine's recall.touch_on_recall
     category: Category = Category.CONVERSATION  # of the memories flushed messages become
 
-    def __init__(self, **fields: Any) -> None:
+    @checked_call("{owner}(engram=mem)")
+    def __init__(self, *, engram: Engram | AsyncEngram, **fields: Any) -> None:
+        """``engram``: the ``Engram`` (or ``AsyncEngram``, whose engine is used) the block remembers
+        in and recalls from; ``fields``: the block's (``k``, ``max_chars``, ``priority``, ...).
+        Raises ``ValidationError`` naming a field it refuses, or one the block does not have."""
         # The values given are checked before pydantic sees them, as engram's own errors naming the
         # field: pydantic would read True or "5" as a number, and wrap an error raised in a validator.
-        if isinstance(fields.get("engram"), AsyncEngram):  # its engine: every call runs in a worker thread anyway
-            fields["engram"] = fields["engram"].engram
-        if not isinstance(fields.get("engram"), Engram):
-            raise ValidationError("engram", f"got {type(fields.get('engram')).__name__}", "an Engram or AsyncEngram")
+        if isinstance(engram, AsyncEngram):  # its engine: every call runs in a worker thread anyway
+            engram = engram.engram
+        if not isinstance(engram, Engram):
+            raise ValidationError("engram", f"got {type(engram).__name__}", ENGINE)
         # LlamaIndex's blocks ignore unknown fields: a mistyped ``limit=3`` would leave k at 5, unsaid.
         refuse_unknown("EngramMemoryBlock", fields, type(self).model_fields)
         if "name" in fields and (not isinstance(fields["name"], str) or not fields["name"].strip()):
@@ -119,7 +123,7 @@ class EngramMemoryBlock(BaseMemoryBlock[str]):
                                       ", ".join(c.value for c in Category)) from None
         if fields.get("filters") is not None and not isinstance(fields["filters"], Filters):
             raise ValidationError("filters", f"got {type(fields['filters']).__name__}", "an engram Filters, or None")
-        super().__init__(**fields)
+        super().__init__(engram=engram, **fields)
 
     # --- put: flushed messages become memories ---------------------------------------------------
     def _items(self, messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:

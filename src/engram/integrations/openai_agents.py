@@ -36,7 +36,7 @@ from engram.aio import AsyncEngram
 from engram.engine import Engram
 from engram.errors import ValidationError
 from engram.history.keys import PART_ALLOWED, conversation_key
-from engram.integrations import history_text, keywords, missing, refuse_unknown
+from engram.integrations import checked_call, history_text, keywords, missing, refuse_unknown
 from engram.model import Message
 
 try:
@@ -99,6 +99,7 @@ def _check_limit(limit: Any, field: str) -> None:
 class EngramSession(SessionABC):
     """A conversation of the Agents SDK, stored in engram's history."""
 
+    @checked_call("{owner}(session_id, mem)", session_id="the session's id, text")
     def __init__(self, session_id: str, engram: Engram | AsyncEngram, *,
                  session_settings: SessionSettings | dict[str, Any] | None = None, **unknown: Any) -> None:
         """``engram``: the ``Engram`` (or ``AsyncEngram``, whose engine is used: every call runs in a

@@ -41,7 +41,7 @@ from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.history.keys import PART_ALLOWED, conversation_key
-from engram.integrations import history_text, keywords, missing, refuse_unknown, tool_docs
+from engram.integrations import checked_call, history_text, keywords, missing, refuse_unknown, tool_docs
 from engram.interfaces import tool_calls
 from engram.interfaces.present import error_text, tool_recall, tool_write
 from engram.model import parse_integer
@@ -70,6 +70,7 @@ def _for_the_model() -> Iterator[None]:
 class EngramToolset(FunctionToolset[Any]):
     """``remember``, ``recall``, ``forget`` and ``versions`` tools over one engram agent's memory."""
 
+    @checked_call("{owner}(AsyncEngram(mem))", engram="an AsyncEngram")
     def __init__(self, engram: AsyncEngram, *, id: str | None = "engram", max_retries: int | None = None,  # noqa: A002
                  **unknown: Any) -> None:
         """``engram``: the ``AsyncEngram`` (view) whose agent the tools act for. ``id`` names the
@@ -138,6 +139,7 @@ def _text(message: ModelMessage) -> str:
 class EngramMessageStore:
     """Pydantic AI conversations (``ModelMessage`` lists) kept in an engram agent's history."""
 
+    @checked_call("{owner}(mem)")
     def __init__(self, engram: Engram | AsyncEngram, **unknown: Any) -> None:
         """``engram``: the engine (or view) whose agent's history holds the conversations. Raises
         ``ValidationError`` naming ``engram``, or any other keyword."""

@@ -46,7 +46,7 @@ from typing import Any
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
-from engram.integrations import keywords, missing, refuse_unknown, tool_docs
+from engram.integrations import checked_call, keywords, missing, refuse_unknown, tool_docs
 from engram.integrations.strands_memory import EngramMemoryStore  # Strands' own memory, in its own module
 from engram.interfaces import tool_calls
 from engram.interfaces.present import error_text, tool_recall, tool_write
@@ -78,6 +78,7 @@ def _json(value: dict[str, Any]) -> str:
 class EngramTools(ToolProvider):
     """``remember``, ``recall``, ``forget`` and ``versions`` tools over one engram agent's memory."""
 
+    @checked_call("{owner}(mem)")
     def __init__(self, engram: Engram | AsyncEngram, **unknown: Any) -> None:
         """``engram``: the ``Engram`` (synchronous tools) or ``AsyncEngram`` (async tools) whose
         agent the tools act for. Raises ``ValidationError`` naming ``engram``, or any other keyword."""

@@ -47,7 +47,7 @@ from typing import Any
 from engram.aio import AsyncEngram
 from engram.engine import Engram
 from engram.errors import ValidationError
-from engram.integrations import flag_option, keywords, missing, refuse_unknown
+from engram.integrations import checked_call, flag_option, keywords, missing, refuse_unknown
 from engram.model import MAX_RECALL_LIMIT, Hit, RecallResult, WriteResult, parse_limit
 from engram.temporal.instants import iso
 
@@ -73,6 +73,7 @@ class EngramMemoryStore(MemoryStore):
     """A Strands ``MemoryStore`` over one engram agent's memory: search is engram's recall, add is
     ``remember``."""
 
+    @checked_call("{owner}(mem)")
     def __init__(self, engram: Engram | AsyncEngram, *, name: str = "engram", description: str | None = None,
                  max_search_results: int = DEFAULT_MAX_SEARCH_RESULTS, writable: bool = True,
                  extraction: ExtractionConfig | bool | None = None, touch: bool | None = None, **unknown: Any) -> None:

@@ -1,0 +1,125 @@
+"""Every adapter's constructor answers a call Python would refuse (its engine left out, an argument
+too many by position or given twice, a keyword it does not take) with engram's ``ValidationError``
+naming the argument and what the constructor takes, never Python's ``TypeError``
+(``integrations.checked_call``). CrewAI's tools are checked in ``test_crewai.py`` (their own venv)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from engram.aio import AsyncEngram
+from engram.compat.mem0 import AsyncMemory, Memory
+from engram.engine import Engram
+from engram.errors import ValidationError
+from engram.integrations import (
+    agno,
+    autogen,
+    google_adk,
+    langchain,
+    langgraph,
+    llamaindex,
+    openai_agents,
+    pydantic_ai,
+    strands,
+    strands_memory,
+)
+
+ENGINE = "an Engram or AsyncEngram"
+
+
+@pytest.mark.parametrize(("make", "field", "allowed"), [
+    (lambda: strands.EngramTools(), "engram", f"{ENGINE}: EngramTools(mem)"),
+    (lambda: strands_memory.EngramMemoryStore(name="notes"), "engram", f"{ENGINE}: EngramMemoryStore(mem)"),
+    (lambda: langgraph.EngramStore(), "engram", f"{ENGINE}: EngramStore(mem)"),
+    (lambda: langgraph.EngramStore(agent_prefix="user:"), "engram", f"{ENGINE}: EngramStore(mem)"),
+    (lambda: openai_agents.EngramSession("s"), "engram", f"{ENGINE}: EngramSession(session_id, mem)"),
+    (lambda: openai_agents.EngramSession(), "session_id", "the session's id, text: EngramSession(session_id, mem)"),
+    (lambda: pydantic_ai.EngramToolset(), "engram", "an AsyncEngram: EngramToolset(AsyncEngram(mem))"),
+    (lambda: pydantic_ai.EngramMessageStore(), "engram", f"{ENGINE}: EngramMessageStore(mem)"),
+    (lambda: agno.EngramTools(), "engram", f"{ENGINE}: EngramTools(mem)"),
+    (lambda: agno.EngramTools(per_user=True), "engram", f"{ENGINE}: EngramTools(mem)"),
+    # Pydantic's fields: LlamaIndex's block said "got NoneType", LangChain's retriever not how to give it.
+    (lambda: langchain.EngramRetriever(k=2), "engram", f"{ENGINE}: EngramRetriever(engram=mem, k=4)"),
+    (lambda: llamaindex.EngramMemoryBlock(), "engram", f"{ENGINE}: EngramMemoryBlock(engram=mem)"),
+])
+def test_a_constructor_left_without_what_it_needs_says_what_it_takes(make: Callable[[], Any], field: str,
+                                                                      allowed: str) -> None:
+    # Python's missing-argument TypeError named the argument, never what it takes.
+    with pytest.raises(ValidationError) as err:
+        make()
+    assert (err.value.field, err.value.problem, err.value.allowed) == (field, "is required", allowed), str(err.value)
+
+
+@pytest.mark.parametrize(("make", "field", "said", "call"), [
+    (lambda m: strands.EngramTools(m, True), "argument 2", "EngramTools takes 1 positional argument (engram), got 2",
+     "EngramTools(mem)"),
+    (lambda m: strands_memory.EngramMemoryStore(m, "notes"), "argument 2", "got 2", "EngramMemoryStore(mem)"),
+    (lambda m: langgraph.EngramStore(m, 1), "argument 2", "got 2", "EngramStore(mem)"),
+    (lambda m: openai_agents.EngramSession("s", m, None), "argument 3",
+     "EngramSession takes 2 positional arguments (session_id, engram), got 3", "EngramSession(session_id, mem)"),
+    (lambda m: pydantic_ai.EngramToolset(AsyncEngram(m), "memory"), "argument 2", "got 2", "EngramToolset("),
+    (lambda m: pydantic_ai.EngramMessageStore(m, 10), "argument 2", "got 2", "EngramMessageStore(mem)"),
+    (lambda m: agno.EngramTools(m, True), "argument 2", "got 2", "EngramTools(mem)"),
+    (lambda m: autogen.EngramMemory(m, 5), "argument 2", "got 2", "EngramMemory(mem)"),
+    (lambda m: google_adk.EngramMemoryService(m, "engram://"), "argument 2", "got 2", "EngramMemoryService(uri="),
+    (lambda m: Memory(m, None), "argument 2", "got 2", "Memory.from_config(config)"),
+    (lambda m: AsyncMemory(m, None), "argument 2", "got 2", "AsyncMemory(mem)"),
+    # Pydantic models: the engine is a field, given by name.
+    (lambda m: langchain.EngramRetriever(m), "argument 1", "takes its arguments by keyword only",
+     "EngramRetriever(engram=mem"),
+    (lambda m: llamaindex.EngramMemoryBlock(m), "argument 1", "takes its arguments by keyword only",
+     "EngramMemoryBlock(engram=mem)"),
+])
+def test_an_argument_too_many_by_position_is_refused_naming_it(engram: Engram, make: Callable[[Engram], Any],
+                                                               field: str, said: str, call: str) -> None:
+    # Python's TypeError ("takes 2 positional arguments but 3 were given") said neither which nor how.
+    with pytest.raises(ValidationError) as err:
+        make(engram)
+    assert err.value.field == field and said in err.value.problem, str(err.value)
+    assert err.value.allowed is not None and call in err.value.allowed, str(err.value)
+
+
+def test_the_rest_by_keyword_are_listed_with_a_positional_too_many(engram: Engram) -> None:
+    with pytest.raises(ValidationError) as err:
+        strands_memory.EngramMemoryStore(engram, "notes")
+    assert err.value.allowed is not None and "(name, description, max_search_results," in err.value.allowed
+
+
+@pytest.mark.parametrize(("make", "field"), [
+    (lambda m: openai_agents.EngramSession("s", m, session_id="t"), "session_id"),
+    (lambda m: agno.EngramTools(m, engram=m), "engram"),
+    (lambda m: langgraph.EngramStore(m, engram=m), "engram"),
+])
+def test_an_argument_given_twice_is_refused_naming_it(engram: Engram, make: Callable[[Engram], Any],
+                                                      field: str) -> None:
+    # Python's "got multiple values for argument".
+    with pytest.raises(ValidationError) as err:
+        make(engram)
+    assert (err.value.field, err.value.problem) == (field, "is given twice, by position and by keyword")
+
+
+@pytest.mark.parametrize(("make", "field", "owner", "listed"), [
+    # These gathered no unknown keywords, so Python's TypeError named the keyword and listed nothing.
+    (lambda m: autogen.EngramMemory(m, limit=5), "limit", "EngramMemory", "k"),
+    (lambda m: Memory(config={"path": "x"}), "config", "Memory", "extractor"),  # mem0's Memory(config=...)
+    (lambda m: AsyncMemory(m, extract=None), "extract", "AsyncMemory", "extractor"),
+])
+def test_a_keyword_a_constructor_does_not_take_is_refused_naming_it(engram: Engram, make: Callable[[Engram], Any],
+                                                                    field: str, owner: str, listed: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        make(engram)
+    assert err.value.field == field and err.value.problem == f"is not a keyword of {owner}", str(err.value)
+    assert err.value.allowed is not None and listed in err.value.allowed.split(", ")
+
+
+def test_the_constructors_still_take_what_they_took(engram: Engram) -> None:
+    # By position and by keyword, as before: the check stands in front of the constructor, not in its way.
+    assert openai_agents.EngramSession(session_id="s", engram=engram).session_id == "s"
+    assert langchain.EngramRetriever(engram=AsyncEngram(engram), k=2).engram is engram
+    assert llamaindex.EngramMemoryBlock(engram=engram, k=3).k == 3
+    assert strands_memory.EngramMemoryStore(engram, name="notes").name == "notes"
+    assert autogen.EngramMemory(engram, k=3).k == 3
+    assert Memory(engram).engram is engram
