@@ -176,3 +176,40 @@ def test_engram_import_refuses_a_user_id_naming_another_doors_agent(tmp_path: Pa
     assert isinstance(result.exception, SnapshotError), result.output
     assert str(result.exception).startswith("results[1].user_id: 'adk:app:u-7' holds ':'"), result.exception
     assert as_json(home, "-a", "alice", "list") == [] and as_json(home, "-a", "adk:app:u-7", "list") == []
+
+
+def test_what_an_older_engram_import_brought_is_found_once_imported_again(tmp_path: Path, per_agent: bool) -> None:
+    # An older build kept a user's item in the user's agent under the same id, with its ids in
+    # metadata["mem0"] alone: the facade did not see it, and a re-run skipped it as held. Imported
+    # again, such a memory takes its ids at the top of the metadata (nothing else changes), and the
+    # facade finds it; a memory another door made is left as it is.
+    home, source = tmp_path / "home", tmp_path / "export.json"
+    source.write_text(json.dumps({"results": [EXPORT["results"][0]]}), encoding="utf-8")
+    as_json(home, "-a", "app", "import", str(source))
+    old = Engram.from_settings(home=home, agent="alice", per_agent_databases=per_agent, embeddings={"provider": "none"})
+    try:
+        [memory] = old.list()
+        # The older build's layout: the ids in metadata["mem0"] alone.
+        memory = old.update(memory, metadata={k: v for k, v in memory.metadata.items() if k != "user_id"}).memory
+        assert "user_id" not in memory.metadata and memory.metadata["mem0"]["user_id"] == "alice"
+        native = old.remember("Alice's own note", metadata={"topic": "home"}).memory
+    finally:
+        old.close()
+    m = _facade(home, per_agent)
+    assert m.get_all(user_id="alice")["results"] == [] and m.get(memory.id) is None
+    m.close()
+    again = as_json(home, "-a", "app", "import", str(source))
+    assert (again["imported"], again["updated"], again["skipped"]) == (0, 1, 0), again
+    m = _facade(home, per_agent)
+    try:
+        [item] = m.get_all(user_id="alice")["results"]
+        assert (item["id"], item["memory"], item["metadata"]) == (memory.id, memory.content, {"topic": "home"})
+        assert as_json(home, "-a", "app", "import", str(source))["updated"] == 0  # once
+    finally:
+        m.close()
+    check = Engram.from_settings(home=home, agent="alice", per_agent_databases=per_agent, embeddings={"provider": "none"})
+    try:
+        assert check.get(native.id).metadata == {"topic": "home"}
+        assert check.get(memory.id).content == memory.content
+    finally:
+        check.close()

@@ -185,7 +185,7 @@ def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[st
         importance=carried.get("importance", 0.5),
         engram_id=carried.get("id"),
         tags=tags(item.get("categories"), f"{where}.categories"),
-        metadata=with_provenance({**own, **promoted}, KIND, kept, where, warnings),
+        metadata=with_provenance({**own, **promoted}, KIND, kept, where, warnings), placed=promoted,
         created_at=created,
         updated_at=updated,
         valid_until=_expiry(item.get("expiration_date"), f"{where}.expiration_date"),
