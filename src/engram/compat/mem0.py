@@ -1,8 +1,10 @@
 """A mem0-shaped facade: ``from engram.compat.mem0 import Memory`` instead of ``from mem0 import Memory``.
 
 Same method names, arguments and result shapes as mem0's open-source ``Memory`` (add, search,
-get_all, get, update, delete, delete_all, history, reset), over an ``Engram``. How mem0's ids map:
-the *owner* of a memory is its ``user_id``, else its ``agent_id``, else its ``run_id``; the owner
+get_all, get, update, delete, delete_all, history, reset), over an ``Engram``. How mem0's ids map
+(``importers.mem0.owner``, by which ``engram import`` places a mem0 item too, so the facade finds,
+updates and deletes what it brought): the *owner* of a memory is its ``user_id``, else its
+``agent_id``, else its ``run_id``; the owner
 is the engram agent scope it is stored in (``alice`` for a user, ``agent:coach`` and ``run:r1``
 for the others, so a user and an agent or run of the same name stay apart; a user id holding
 ``:`` is refused, as the agents other doors name all have a prefix ending in one: ``lg:`` for a
@@ -644,8 +646,8 @@ class Memory:
         An item's own ``metadata["mem0"]`` is kept inside, as ``["own"]``, with a warning logged;
         results give the item's metadata back as it was, an ``engram`` entry in it included
         (``engram.importers.mem0`` states that rule). Not a mem0 method: the way
-        a mem0 application keeps its memories when switching (``engram import`` maps them for
-        engram's own agents and sessions instead). Every item is checked before any is stored;
+        a mem0 application keeps its memories when switching (``engram import`` places them the
+        same way, under the same ids). Every item is checked before any is stored;
         importing the same export again stores nothing.
 
         An item the facade holds (the memory an earlier import made of it, found by the ids an
@@ -668,7 +670,8 @@ class Memory:
         its owner: so a memory deleted or forgotten since an earlier import (the audit trail's
         record, ``Engram.forgotten``) is not brought back, as ``engram import`` leaves it out; a
         warning is logged. A memory of the owner agent under that id that the facade did not make
-        (``engram import`` of the same item) is left as it stands. Returns ``{"imported", "skipped",
+        (one an earlier build's ``engram import`` made of the same item, its ids in ``metadata["mem0"]``
+        alone, until ``engram import`` runs again) is left as it stands. Returns ``{"imported", "skipped",
         "forgotten"}``."""
         from engram.importers import mem0 as mem0_export
         from engram.importers.apply import apply_plan, newer_than
@@ -744,8 +747,8 @@ class Memory:
         database, with one per agent), so an item
         exported again with its text changed (and so its key) is that memory still. Only the facade's
         own, in the owner's scope; beside them, the records whose id a memory of the owner agent the
-        facade did not make holds (``engram import --from mem0`` may have put one there): not stored
-        again, and not changed."""
+        facade did not make holds (an earlier build's ``engram import`` may have put one there): not
+        stored again, and not changed."""
         from engram.importers.apply import imported_ids
 
         candidates = {(record.agent, record.source_id): imported_ids(KIND, record, record.agent)
