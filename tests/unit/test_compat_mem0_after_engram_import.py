@@ -213,3 +213,23 @@ def test_what_an_older_engram_import_brought_is_found_once_imported_again(tmp_pa
         assert check.get(memory.id).content == memory.content
     finally:
         check.close()
+
+
+def test_an_id_in_an_items_own_metadata_is_refused_unless_it_is_the_items(tmp_path: Path, per_agent: bool) -> None:
+    # The ids sit at the top of the metadata, where the facade reads them: another run_id in the
+    # item's own metadata would be lost (or name another run), so it is refused, naming it; the
+    # item's own id repeated there loses nothing, and the item comes in.
+    home, source = tmp_path / "home", tmp_path / "export.json"
+    item = {"id": "x", "memory": "Likes tea", "user_id": "alice", "run_id": "r1"}
+    source.write_text(json.dumps({"results": [{**item, "metadata": {"run_id": "r2"}}]}), encoding="utf-8")
+    result = runner.invoke(app, ["--home", str(home), "-a", "app", "import", str(source)])
+    assert isinstance(result.exception, SnapshotError), result.output
+    assert str(result.exception).startswith('results[0].metadata.run_id: "r2" differs from the item\'s run_id ("r1")')
+    source.write_text(json.dumps({"results": [{**item, "metadata": {"run_id": "r1", "k": 1}}]}), encoding="utf-8")
+    assert as_json(home, "-a", "app", "import", str(source))["imported"] == 1
+    m = _facade(home, per_agent)
+    try:
+        [found] = m.get_all(user_id="alice", run_id="r1")["results"]
+        assert (found["memory"], found["metadata"], found["run_id"]) == ("Likes tea", {"k": 1}, "r1")
+    finally:
+        m.close()

@@ -207,8 +207,8 @@ def _placed(ids: Mapping[str, str | None], own: Mapping[str, Any], kept: Mapping
     agent's), and the fields kept at the top of its metadata (``PROMOTED``), as the mem0 facade
     stores them. An owner that is no valid agent name as it is (``José``) gets the importer's
     name for it (``agent_name``: the facade refuses such an id, so never reaches it); an item's own
-    metadata naming an id is refused, as the facade refuses one (mem0 keeps its ids beside the
-    metadata, so its items never hold one there)."""
+    metadata naming another id than the item's is refused, as the facade refuses ids in metadata
+    (mem0 keeps its ids beside the metadata, so its items hold none there)."""
     # Trimmed, as the facade takes an id (a blank one is none).
     ids = {name: value.strip() or None if value is not None else None for name, value in ids.items()}
     if ids["user_id"] is not None:
@@ -217,9 +217,11 @@ def _placed(ids: Mapping[str, str | None], own: Mapping[str, Any], kept: Mapping
         except ValidationError as exc:
             raise fail(f"{where}.{names['user_id']}", exc.problem, exc.allowed) from None
     for name in IDS:
-        if name in own:
-            raise fail(f"{where}.metadata.{name}", "mem0 keeps its ids beside the metadata",
-                       f"the item's own {names[name]}")
+        # The same id repeated in the metadata loses nothing (it is at the top already); another would.
+        if name in own and (ids[name] is None or str(own[name]) != ids[name]):
+            raise fail(f"{where}.metadata.{name}", f"{jsondoc.shown(own[name])} differs from the item's "
+                       f"{names[name]} ({jsondoc.shown(ids[name])}): mem0 keeps its ids beside the metadata",
+                       f"no {name} in the metadata, or the item's own")
     placed = owner({name: value for name, value in ids.items() if value is not None})
     agent = None if placed is None else agent_name(placed[1], f"{where}.{names[placed[0]]}", placed[0].split("_")[0])
     promoted = {name: value for name, value in ids.items() if value is not None}
