@@ -130,7 +130,7 @@ def test_mem0_metadata_comes_back_from_engram_as_mem0_had_it(tmp_path: Path) -> 
         f"results[{i}].metadata.mem0: kept as metadata.mem0.own (metadata.mem0 holds where the record came from "
         "in mem0)" for i in (0, 1)]
     stored = as_json(home, "--agent", "alex", "list", "--meta", "source=chat")[0]["metadata"]
-    assert stored == {"source": "chat", "mem0": {
+    assert stored == {"source": "chat", "user_id": "alex", "mem0": {  # mem0's ids at the top, as the facade keeps them
         "id": original[0]["id"], "hash": original[0]["hash"], "user_id": "alex", "own": original[0]["metadata"]["mem0"],
         "imported_text_sha256": hashlib.sha256(original[0]["memory"].encode()).hexdigest(),
         "imported_tags": original[0]["categories"]}}
@@ -212,9 +212,8 @@ def test_a_mem0_facade_memory_exports_its_ids_where_mem0_has_them_and_comes_back
     # agent_id and run_id nowhere else): engram import kept them as the user's metadata, and the
     # facade's import refused the export (ids in metadata). Now the item is the one the facade gives,
     # and either door brings back the metadata the memory was given.
-    from engram.compat.mem0 import Memory
+    from engram.compat.mem0 import Memory, mem0_fields
     from engram.engine import Engram
-    from engram.importers.mem0 import mem0_metadata
 
     home = tmp_path / "a"
     m = Memory(Engram.from_settings(home=home))
@@ -243,14 +242,18 @@ def test_a_mem0_facade_memory_exports_its_ids_where_mem0_has_them_and_comes_back
     for out in exported.values():
         as_json(tmp_path / "b", "import", str(out))
     b = Engram.from_settings(home=tmp_path / "b")
-    # (engram import's places: the user's agent, an agent_id's agent and its run's session)
-    imported = {mm.content: mm for agent, run_id in (("alice", None), ("coach", "r1"))
-                for mm in b.for_agent(agent, run_id).list()}
-    b.close()
-    assert {text: mem0_metadata(mm)[0] for text, mm in imported.items()} == {
+    # (engram import's places are the facade's: the user's agent, agent: and the agent_id's, ids at the top)
+    imported = {mm.content: mm for agent in ("alice", "agent:coach") for mm in b.for_agent(agent).list()}
+    assert {text: mem0_fields(mm)[1] for text, mm in imported.items()} == {
         text: r["metadata"] or {} for text, r in by_text.items()}
     assert imported["Call me Bob"].metadata["mem0"] | {"id": None, "hash": None} == {
         "id": None, "hash": None, "user_id": "alice", "actor_id": "bob", "role": "user"}
+    # and the facade on that home gives what it gave before the export, but for the new memories' ids.
+    facade = Memory(b)
+    again = [*facade.get_all(user_id="alice")["results"], *facade.get_all(agent_id="coach")["results"]]
+    facade.close()
+    assert {r["memory"]: {k: v for k, v in r.items() if k != "id"} for r in again} == {
+        text: {k: v for k, v in r.items() if k != "id"} for text, r in by_text.items()}
     # The facade's own import into a fresh home: the same results, but for the new memories' ids.
     c = Memory(Engram.from_settings(home=tmp_path / "c"))
     for out in exported.values():

@@ -70,11 +70,15 @@ def test_mem0_users_agents_runs_times_and_ids(tmp_path: Path, kind: str | None) 
     assert paris["updated_at"] == pytest.approx(1721977020.108367)  # 2024-07-25T23:57:00.108367-07:00
     # The graph relation (paris -> vegetarian restaurants) links the memories naming its ends.
     assert neighbour_keys(home, "travelling-paris-june", "--agent", "alex") == {"prefers-vegetarian-restaurants"}
-    # agent_id names the engram agent, run_id its session; nothing of alex's leaks to "default".
-    ops = as_json(home, "--agent", "ops-bot", "--session", "run-42", "list")
-    assert [(m["content"], m["scope"]) for m in ops] == [
-        ("Deploys the billing service every Tuesday", "session:ops-bot/run-42")]
-    assert as_json(home, "list") == []
+    # The owner (user_id, else agent_id, else run_id) names the engram agent, as the mem0 facade names
+    # it; the ids sit at the top of the metadata, where they narrow a list as mem0's filters do (and
+    # the facade's reads); nothing of alex's leaks to "default", nor to an agent named after ops-bot.
+    ops = as_json(home, "--agent", "alex", "list", "--meta", "agent_id=ops-bot", "--meta", "run_id=run-42")
+    assert [(m["content"], m["scope"], m["metadata"]["team"]) for m in ops] == [
+        ("Deploys the billing service every Tuesday", "agent:alex", "payments")]
+    assert len(as_json(home, "--agent", "alex", "list")) == 3
+    assert as_json(home, "list") == [] and as_json(home, "-a", "ops-bot", "list") == []
+    assert as_json(home, "-a", "agent:ops-bot", "list") == []
 
 
 def test_mcp_memory_entities_and_relations(tmp_path: Path) -> None:
@@ -243,57 +247,32 @@ def test_the_import_names_the_agents_it_filled(tmp_path: Path) -> None:
     home = tmp_path / "home"
     out = run(home, "import", str(FIXTURES / "mem0.json"))
     assert "imported 3 from mem0" in out
-    assert "into agents alex, ops-bot (engram -a alex list; --into-agent keeps all in this one)" in out
-    assert as_json(home, "import", str(FIXTURES / "mem0.json"))["agents"] == ["alex", "ops-bot"]
+    assert "into agent alex (engram -a alex list; --into-agent keeps all in this one)" in out
+    assert as_json(home, "import", str(FIXTURES / "mem0.json"))["agents"] == ["alex"]
     kept = run(tmp_path / "other", "-a", "alex", "import", str(FIXTURES / "mem0.json"), "--into-agent")
     assert "into agent" not in kept
     into = as_json(tmp_path / "other", "-a", "alex", "import", str(FIXTURES / "mem0.json"), "--into-agent")
     assert (into["agents"], into["sessions"]) == (["alex"], [])  # ops-bot's run too joins alex, in no session
 
 
-def test_the_import_names_the_sessions_it_filled(tmp_path: Path) -> None:
-    # ops-bot's item has mem0's run_id: it is in that agent's session, which `engram -a ops-bot list`
-    # (and count, recall) leaves out, so the summary names the session and the command that lists it.
-    home = tmp_path / "home"
-    out = run(home, "import", str(FIXTURES / "mem0.json"))
-    line = next((line for line in out.splitlines() if line.startswith("into session")), out)
-    assert line == "into session run-42 of ops-bot (engram -a ops-bot -s run-42 list)"
-    assert as_json(home, "-a", "ops-bot", "list") == []
-    command = line.partition("(engram ")[2].removesuffix(")").split()
-    assert [m["content"] for m in as_json(home, *command)] == ["Deploys the billing service every Tuesday"]
-    assert as_json(home, "import", str(FIXTURES / "mem0.json"))["sessions"] == ["session:ops-bot/run-42"]
-    # Run inside that session, the import says nothing of it: its list shows them.
-    assert "into session" not in run(home, "-a", "ops-bot", "-s", "run-42", "import", str(FIXTURES / "mem0.json"))
-    # Several: the first by name and the rest counted, the line kept short.
+def test_mem0_runs_are_their_owners_memories_narrowed_by_run_id(tmp_path: Path) -> None:
+    # mem0's runs are no engram sessions: mem0 reads a run's memories with its owner's
+    # (get_all(agent_id=...) returns every run's), and so does the mem0 facade, which keeps the run_id
+    # in the metadata. The import does the same (it put each run in a session the facade never read):
+    # an agent's runs are in "agent:" and its id, each narrowed by its run_id, and no session is named.
     many = tmp_path / "runs.json"
     many.write_text(json.dumps({"results": [
         {"id": f"m{n}", "memory": f"Step {n} of the rollout", "agent_id": "ops-bot", "run_id": f"run-{n}"}
-        for n in range(1, 5)]}), encoding="utf-8")
+        for n in range(1, 5)] + [{"id": "z", "memory": "Zoe likes green tea", "user_id": "zoe"}]}), encoding="utf-8")
     out = run(tmp_path / "many", "import", str(many))
-    assert "into sessions run-1 of ops-bot and 3 more (engram -a ops-bot -s run-1 list)" in out, out
-    assert [m["content"] for m in as_json(tmp_path / "many", "-a", "ops-bot", "-s", "run-1", "list")] \
+    assert "into agents agent:ops-bot, zoe (engram -a agent:ops-bot list; --into-agent keeps all in this one)" in out, out
+    assert "session" not in out, out
+    summary = as_json(tmp_path / "many", "import", str(many))
+    assert (summary["agents"], summary["listed_agents"], summary["sessions"]) == (["agent:ops-bot", "zoe"],) * 2 + ([],)
+    assert len(as_json(tmp_path / "many", "-a", "agent:ops-bot", "list")) == 4
+    assert [m["content"] for m in as_json(tmp_path / "many", "-a", "agent:ops-bot", "list", "--meta", "run_id=run-1")] \
         == ["Step 1 of the rollout"]
-
-
-def test_the_agents_hint_names_an_agent_whose_list_shows_memories(tmp_path: Path) -> None:
-    # The hint named the first agent by name, though all its memories were in sessions, so the
-    # command it gave listed nothing; the sessions line names those.
-    source = tmp_path / "runs.json"
-    source.write_text(json.dumps({"results": [
-        {"id": "m1", "memory": "Step 1 of the rollout", "agent_id": "a-bot", "run_id": "run-1"},
-        {"id": "m2", "memory": "Zoe likes green tea", "user_id": "zoe"}]}), encoding="utf-8")
-    out = run(tmp_path / "home", "import", str(source))
-    assert "into agents a-bot, zoe (engram -a zoe list; --into-agent keeps all in this one)" in out, out
-    assert "into session run-1 of a-bot (engram -a a-bot -s run-1 list)" in out, out
-    assert [m["content"] for m in as_json(tmp_path / "home", "-a", "zoe", "list")] == ["Zoe likes green tea"]
-    summary = as_json(tmp_path / "home", "import", str(source))
-    assert (summary["agents"], summary["listed_agents"]) == (["a-bot", "zoe"], ["zoe"])
-    # Only sessions: no list command at all (it would list nothing).
-    source.write_text(json.dumps({"results": [
-        {"id": "m1", "memory": "Step 1 of the rollout", "agent_id": "a-bot", "run_id": "run-1"}]}), encoding="utf-8")
-    out = run(tmp_path / "other", "import", str(source))
-    assert "into agent a-bot (--into-agent keeps all in this one)" in out, out
-    assert as_json(tmp_path / "other", "-a", "a-bot", "list") == []
+    assert [m["content"] for m in as_json(tmp_path / "many", "-a", "zoe", "list")] == ["Zoe likes green tea"]
 
 
 def test_into_agent_and_unknown_kind(tmp_path: Path) -> None:

@@ -23,19 +23,22 @@ def as_json(home: Path, *args: str) -> object:
 
 def test_mem0_typescript_sdk_keeps_users_agents_runs_and_times(tmp_path: Path) -> None:
     """mem0's TypeScript SDK returns ``userId``, ``agentId``, ``runId``, ``createdAt``, ``updatedAt``, ``attributedTo``:
-    the memories join sam's and tutor's agents at their times, not the importing agent at now."""
+    the memories join sam's agent (the owner of both, as the mem0 facade names it) at their times, not
+    the importing agent at now, the ids in Python's spelling at the top of the metadata."""
     home = tmp_path / "home"
     summary = as_json(home, "import", str(FIXTURES / "mem0-ts.json"))
-    assert (summary["kind"], summary["imported"], sorted(summary["agents"])) == ("mem0", 2, ["sam", "tutor"])
-    [peanuts] = as_json(home, "--agent", "sam", "list")
+    assert (summary["kind"], summary["imported"], sorted(summary["agents"])) == ("mem0", 2, ["sam"])
+    [peanuts] = as_json(home, "--agent", "sam", "list", "--meta", "source=onboarding")
     assert peanuts["content"] == "Is allergic to peanuts"
     assert peanuts["created_at"] == pytest.approx(1740906927.412)  # 2025-03-02T09:15:27.412Z
     assert peanuts["updated_at"] == pytest.approx(1741111263.0)  # 2025-03-04T18:01:03.000Z
     assert peanuts["metadata"]["mem0"]["user_id"] == "sam" and peanuts["metadata"]["source"] == "onboarding"
     assert peanuts["metadata"]["mem0"]["attributed_to"] == "user"  # whom mem0 says it is about (``attributedTo``)
-    [lesson] = as_json(home, "--agent", "tutor", "--session", "lesson-7", "list")
+    [lesson] = as_json(home, "--agent", "sam", "list", "--meta", "agent_id=tutor", "--meta", "run_id=lesson-7")
     assert lesson["content"] == "Prefers answers in Portuguese — obrigado"
-    assert lesson["scope"] == "session:tutor/lesson-7" and lesson["created_at"] == pytest.approx(1741172400.0)
+    assert lesson["scope"] == "agent:sam" and lesson["created_at"] == pytest.approx(1741172400.0)
+    assert {k: lesson["metadata"][k] for k in ("user_id", "agent_id", "run_id")} == {
+        "user_id": "sam", "agent_id": "tutor", "run_id": "lesson-7"}
     assert as_json(home, "list") == []
 
 

@@ -630,16 +630,21 @@ def test_a_newer_export_brings_mem0s_text_over_an_edit_in_engram_and_records_it(
     assert _read(m, memory.id) == now
 
 
-def test_a_memory_engram_import_made_of_an_item_is_left_as_it_stands_by_the_facades_import(m: Memory) -> None:
-    # engram import keeps a user's item in that user's agent under the id the facade would give it,
-    # but not as the facade's (its ids are in metadata.mem0 alone): the facade's import, now marking
-    # its new items refresh as engram import does, leaves that memory as it was, as before.
+def test_a_memory_engram_import_made_of_an_item_is_the_facades_and_its_import_refreshes_it(m: Memory) -> None:
+    # engram import places a mem0 item as the facade does (importers.mem0.owner: the user's agent, the
+    # ids at the top of the metadata), so the facade finds that memory as its own, and its import of a
+    # newer export of the item refreshes it. It kept the ids in metadata.mem0 alone, which the facade
+    # never read: the memory was invisible to get_all and search, and the facade's import skipped it.
     m.engram.import_from(json.dumps({"results": [_FIRST]}), "mem0")
     [memory] = m.engram.for_agent("alex").list(scope="agent")
+    assert [(r["id"], r["memory"], r["metadata"], r["user_id"]) for r in m.get_all(user_id="alex")["results"]] == [
+        (memory.id, _FIRST["memory"], {"source": "chat"}, "alex")]
     later = _later(memory.updated_at, _FIRST, memory="Is travelling to Paris in July", categories=["trips"])
+    assert m.import_mem0([later]) == {"imported": 1, "skipped": 0, "forgotten": 0}
+    now = _read(m, memory.id)
+    assert (now.content, now.tags, now.created_at) == (later["memory"], ("trips",), memory.created_at)
     assert m.import_mem0([later]) == {"imported": 0, "skipped": 1, "forgotten": 0}
-    assert _read(m, memory.id) == memory
-    assert m.get_all(user_id="alex")["results"] == []
+    assert [r["memory"] for r in m.get_all(user_id="alex")["results"]] == [later["memory"]]
 
 
 def test_an_item_whose_key_only_a_memory_the_facade_did_not_make_holds_is_imported_beside_it(m: Memory) -> None:

@@ -1,8 +1,10 @@
 """A mem0-shaped facade: ``from engram.compat.mem0 import Memory`` instead of ``from mem0 import Memory``.
 
 Same method names, arguments and result shapes as mem0's open-source ``Memory`` (add, search,
-get_all, get, update, delete, delete_all, history, reset), over an ``Engram``. How mem0's ids map:
-the *owner* of a memory is its ``user_id``, else its ``agent_id``, else its ``run_id``; the owner
+get_all, get, update, delete, delete_all, history, reset), over an ``Engram``. How mem0's ids map
+(``importers.mem0.owner``, by which ``engram import`` places a mem0 item too, so the facade finds,
+updates and deletes what it brought): the *owner* of a memory is its ``user_id``, else its
+``agent_id``, else its ``run_id``; the owner
 is the engram agent scope it is stored in (``alice`` for a user, ``agent:coach`` and ``run:r1``
 for the others, so a user and an agent or run of the same name stay apart; a user id holding
 ``:`` is refused, as the agents other doors name all have a prefix ending in one: ``lg:`` for a
@@ -57,9 +59,9 @@ from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.foreign_settings import map_mem0_config
 from engram.ids import key_from_content, new_id
-from engram.importers.base import split_provenance, with_provenance
-from engram.importers.mem0 import KIND, mem0_metadata
-from engram.integrations import DEFAULT_AGENT_PREFIX, checked_call
+from engram.importers.base import with_provenance
+from engram.importers.mem0 import IDS, KIND, OWNER_PREFIX, PROMOTED, check_user_id, mem0_metadata, owner
+from engram.integrations import checked_call
 from engram.llm import create_provider
 from engram.model import MAX_LIST_LIMIT, Scope, draft_changes, parse_relevance
 from engram.model import Memory as EngramMemory
@@ -68,16 +70,14 @@ from engram.where import parse_where
 
 log = logging.getLogger("engram.compat.mem0")
 
-IDS = ("user_id", "agent_id", "run_id")
 # What search and get_all return without top_k (or 1.x's limit): mem0's default for both since
 # its 2.x releases (1.x returned 100).
 DEFAULT_TOP_K = 20
 # Promoted to the top of a result item, as mem0 does (never in its metadata); ``engram export
-# --format mem0`` puts them there too for a memory the facade made (``mem0_fields``).
-_RESERVED = (*IDS, "actor_id", "role")
-# The engram agent an owner's memories live in: a user's id as it is (so ``alice`` is the same
-# agent everywhere in engram), an agent's or run's under a prefix (a user id holds no ':').
-_OWNER_PREFIX = {"user_id": "", "agent_id": "agent:", "run_id": "run:"}
+# --format mem0`` puts them there too for a memory the facade made (``mem0_fields``). Where a
+# memory lives and what sits at the top of its metadata is ``importers.mem0``'s (``owner``,
+# ``PROMOTED``): ``engram import`` places a mem0 item by the same rule, so the facade finds it.
+_RESERVED = PROMOTED
 # The audit trail's reason for what ``reset`` forgot: mem0's reset drops the history too.
 _RESET = "mem0 reset"
 
@@ -103,26 +103,16 @@ def _entity_ids(values: Mapping[str, Any], where: str) -> dict[str, str]:
             raise ValidationError(name, f"{value!r} is not an id", "a non-empty string without spaces")
         if value.strip() == "*":
             raise ValidationError(name, "wildcards are not supported", "the id itself")
-        if name == "user_id" and ":" in value:
-            # A user's memories live in the engram agent named by the id as it is. Every agent another
-            # door names for its own users or owners is a prefix ending in ':' and an id (this facade's
-            # agent: and run:, LangGraph's lg:, Google ADK's adk:, Agno's agno:, the strands: and
-            # crewai: the docs suggest): a user id holding one could name such an agent, and add to or
-            # change its memories. Refusing them all keeps every user clear of every such agent.
-            raise ValidationError(name, f"{value!r} holds ':', kept for the engram agents doors name with a "
-                                  f"prefix (agent_id's agent:, run_id's run:, LangGraph's {DEFAULT_AGENT_PREFIX}, "
-                                  "Google ADK's adk:, Agno's agno:, an application's)",
-                                  "a user id without ':'")
+        if name == "user_id":
+            check_user_id(value)  # a user id naming another door's agent (adk:app:u-7) is refused
         ids[name] = value.strip()
     if not ids:
         raise ValidationError(where, "no user_id, agent_id or run_id given", "at least one of user_id, agent_id, run_id")
     return ids
 
 
-def _owner(ids: Mapping[str, Any]) -> tuple[str, str] | None:
-    """(the id's name, the engram agent) owning a memory with these ids, or None without ids."""
-    name = next((k for k in IDS if isinstance(ids.get(k), str)), None)
-    return None if name is None else (name, _OWNER_PREFIX[name] + ids[name])
+# (the id's name, the engram agent) owning a memory with these ids: the one mapping, shared with engram import.
+_owner = owner
 
 
 def _unit_key(base: str, ids: Mapping[str, str]) -> str:
@@ -373,7 +363,7 @@ class Memory:
         from engram.agent_databases import agents_with_databases
 
         owners = [agent for agent in agents_with_databases(settings)
-                  if ":" not in agent or agent.startswith((_OWNER_PREFIX["agent_id"], _OWNER_PREFIX["run_id"]))]
+                  if ":" not in agent or agent.startswith((OWNER_PREFIX["agent_id"], OWNER_PREFIX["run_id"]))]
         owners.sort(key=lambda agent: not databases.is_open(agent))  # stable: folder order within each
         return [(self.engram.for_agent(agent, origin="mem0", reading=True), agent) for agent in owners]
 
@@ -658,8 +648,8 @@ class Memory:
         An item's own ``metadata["mem0"]`` is kept inside, as ``["own"]``, with a warning logged;
         results give the item's metadata back as it was, an ``engram`` entry in it included
         (``engram.importers.mem0`` states that rule). Not a mem0 method: the way
-        a mem0 application keeps its memories when switching (``engram import`` maps them for
-        engram's own agents and sessions instead). Every item is checked before any is stored;
+        a mem0 application keeps its memories when switching (``engram import`` places them the
+        same way, under the same ids). Every item is checked before any is stored;
         importing the same export again stores nothing.
 
         An item the facade holds (the memory an earlier import made of it, found by the ids an
@@ -682,7 +672,8 @@ class Memory:
         its owner: so a memory deleted or forgotten since an earlier import (the audit trail's
         record, ``Engram.forgotten``) is not brought back, as ``engram import`` leaves it out; a
         warning is logged. A memory of the owner agent under that id that the facade did not make
-        (``engram import`` of the same item) is left as it stands. Returns ``{"imported", "skipped",
+        (one an earlier build's ``engram import`` made of the same item, its ids in ``metadata["mem0"]``
+        alone, until ``engram import`` runs again) is left as it stands. Returns ``{"imported", "skipped",
         "forgotten"}``."""
         from engram.importers import mem0 as mem0_export
         from engram.importers.apply import apply_plan, newer_than
@@ -692,17 +683,18 @@ class Memory:
         plan = mem0_export.read(text)  # malformed input: ValidationError naming the item's field
         checked = []
         for record in plan.records:
-            own, kept = split_provenance(record.metadata, KIND)  # as the item had it; what the import kept
+            # The metadata as ``engram import`` stores it, which is the facade's layout: the item's
+            # own, its ids, actor_id and role at the top (``importers.mem0.PROMOTED``, an id in the
+            # item's own metadata refused), and what the import keeps of the origin (mem0's id, hash
+            # and ids, the platform's owner, organization, ...: ``importers.mem0.KEPT``) at
+            # ``metadata["mem0"]``: the two doors write the same memory, and neither finds a change in
+            # what the other brought (the mem0 export gives it back).
+            metadata = dict(record.metadata)
             try:
-                ids = _entity_ids({name: kept.get(name) for name in IDS}, "user_id")
+                # The ids as the facade takes them (stricter than engram import, which names an agent
+                # for an id that is no valid name as it is): the owner's view is where add puts them.
+                ids = _entity_ids({name: metadata.get(name) for name in IDS}, "user_id")
                 view = self._view(ids)
-                given = {**_check_metadata(own), **ids, **{k: kept[k] for k in ("actor_id", "role") if k in kept}}
-                # What the import keeps (mem0's id, hash and ids, the platform's owner, organization,
-                # structured_attributes, ...: ``importers.mem0.KEPT``) stays engram's record of the
-                # origin, all of it, as ``engram import`` keeps it (the ids too, though the facade
-                # reads them at the top): the two doors then write the same entry, and neither finds
-                # a change in what the other brought (the mem0 export gives it back).
-                metadata = _stored(given, kept)
                 content = _as_stored(view, record.content, "content")
                 key = _unit_key(key_from_content(content), ids)
                 # Checked as remember checks it (content, key, tags, metadata, time) before the first
@@ -757,8 +749,8 @@ class Memory:
         database, with one per agent), so an item
         exported again with its text changed (and so its key) is that memory still. Only the facade's
         own, in the owner's scope; beside them, the records whose id a memory of the owner agent the
-        facade did not make holds (``engram import --from mem0`` may have put one there): not stored
-        again, and not changed."""
+        facade did not make holds (an earlier build's ``engram import`` may have put one there): not
+        stored again, and not changed."""
         from engram.importers.apply import imported_ids
 
         candidates = {(record.agent, record.source_id): imported_ids(KIND, record, record.agent)

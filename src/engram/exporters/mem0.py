@@ -25,7 +25,7 @@ from typing import Any
 from engram.compat.mem0 import mem0_fields
 from engram.engine import Engram
 from engram.exporters import visible
-from engram.importers.mem0 import ENGRAM_ENTRY, KEPT, mem0_metadata
+from engram.importers.mem0 import ENGRAM_ENTRY, KEPT, PROMOTED, mem0_metadata
 from engram.model import Memory
 from engram.temporal.instants import python_isoformat
 
@@ -42,6 +42,10 @@ def _item(memory: Memory) -> dict[str, Any]:
     facade = mem0_fields(memory)
     if facade is not None:
         metadata = facade[1]
+    else:
+        # Imported from mem0 into another agent than its owner's (``--into-agent``): the ids engram
+        # import put at the top of the metadata are mem0's item fields, given below from the origin.
+        metadata = {k: v for k, v in metadata.items() if not (k in PROMOTED and k in origin and str(origin[k]) == str(v))}
     item: dict[str, Any] = {
         "id": origin.get("id") or memory.id,
         "memory": memory.content,
@@ -61,8 +65,10 @@ def _item(memory: Memory) -> dict[str, Any]:
     for field in KEPT:
         if field in origin and field not in ("id", "hash", "user_id", "agent_id", "run_id"):
             item[field] = origin[field]
-    if memory.scope.session:
+    if memory.scope.session:  # an import before mem0's run was kept in the metadata made it a session
         item["run_id"] = memory.scope.session
+    elif facade is None and origin.get("run_id"):
+        item["run_id"] = origin["run_id"]
     item.update(facade[0] if facade is not None else {})  # the facade's ids, as they stand
     item[ENGRAM_ENTRY] = {"id": memory.id, "key": memory.key, "category": memory.category.value, "type": memory.type,
                           "importance": memory.importance, "scope": str(memory.scope), "links": list(memory.links)}

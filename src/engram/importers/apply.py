@@ -546,7 +546,15 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
     out = []
     for memory in memories:
         record, held = records[memory.id], existing.get(memory.id)
-        if held is None or not record.refresh or (record.changed_at is not None and not newer_than(record, held)):
+        if held is None:
+            continue
+        if not record.refresh or (record.changed_at is not None and not newer_than(record, held)):
+            # Nothing newer; but a memory an older build imported without the keys the source's
+            # layout keeps at the top of the metadata (``Record.placed``) takes them, and nothing else
+            # (only one the source brought: an item engram's own export wrote is never a refresh).
+            missing = {k: v for k, v in record.placed.items() if k not in held.metadata}
+            if missing and record.refresh and held.source == memory.source:
+                out.append(_Change(held, {"metadata": {**held.metadata, **missing}}))
             continue
         fields: dict[str, Any] = {}
         theirs: Mapping[str, Any] = memory.metadata

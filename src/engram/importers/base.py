@@ -96,6 +96,10 @@ class Record:
     # its front matter): an edit of the file moves it, so the record's id is fixed by its source
     # identity alone, and a re-import of the edited note still finds what the first one stored.
     time_in_id: bool = True
+    # Metadata keys the source's layout keeps at the top of a memory's metadata (mem0's ids, where its
+    # facade reads them): a memory an earlier import made without them takes them on a re-run, newer
+    # or not (``apply._changes``), so what an older build imported is found as a new import is.
+    placed: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,12 @@ Accepted shapes: ``{"results": [...]}`` (mem0 ≥ 0.1, optionally with ``relatio
 kept; the mem0 id, hash, user and run, and the platform's fields engram has no field for (``owner``,
 ``organization``, ``structured_attributes``, ...: ``KEPT``), are kept under ``metadata["mem0"]`` (an item's own
 ``metadata["mem0"]`` is kept there as ``metadata["mem0"]["own"]``, with a warning, and the mem0
-exporter and facade give it back where it was); ``agent_id`` (else ``user_id``) names the engram
-agent and ``run_id`` the session; categories become tags; times are kept. mem0's graph
+exporter and facade give it back where it was); the item's owner names the engram agent
+(``owner``: its ``user_id`` as it is, else ``agent:`` and its ``agent_id``, else ``run:`` and its
+``run_id``), and its ids, ``actor_id`` and ``role`` sit at the top of the metadata (``PROMOTED``),
+as mem0 keeps them beside an item's metadata: the layout of the mem0 facade
+(``engram.compat.mem0``), which finds, lists, updates and deletes what this import brought as its
+own; categories become tags; times are kept. mem0's graph
 ``relations`` (``source``/``relationship``/``destination`` entity names) link the memories that
 mention both ends by name (a relation with an end no memory mentions is named in a warning). mem0
 updates a memory in place (same id, new text, later ``updated_at``),
@@ -35,6 +39,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engram import jsondoc
+from engram.errors import ValidationError
 from engram.importers.base import (
     Plan,
     Record,
@@ -52,9 +57,20 @@ from engram.importers.base import (
     with_provenance,
     wrong_type,
 )
+from engram.integrations import DEFAULT_AGENT_PREFIX
 from engram.model import Category, Memory
 
 KIND = "mem0"
+# mem0's ids, as its items and its ``Memory`` methods name them.
+IDS = ("user_id", "agent_id", "run_id")
+# The engram agent a mem0 memory lives in, for ``engram import`` and the mem0 facade alike
+# (``owner``): a user's id as it is (``alice`` is the agent ``alice`` everywhere in engram), an
+# agent's or a run's under a prefix, so a user, an agent and a run of the same name never share
+# memories (a user id holding ':' is refused: ``check_user_id``).
+OWNER_PREFIX = {"user_id": "", "agent_id": "agent:", "run_id": "run:"}
+# mem0's fields kept at the top of the memory's metadata, where the facade filters on them (mem0
+# keeps them beside an item's metadata and gives them at the top of its item, never in its metadata).
+PROMOTED = (*IDS, "actor_id", "role")
 # The item's entry where engram's own mem0 export carries engram's fields of a memory (key,
 # category, ...): beside mem0's fields, never in the metadata, which is the user's (see above).
 ENGRAM_ENTRY = "engram"
@@ -68,6 +84,28 @@ _CAMEL = {"user_id": "userId", "agent_id": "agentId", "run_id": "runId", "create
 # breakdown of ``created_at``: day, hour, weekday, ...), so the mem0 exporter gives them back.
 KEPT = ("id", "hash", "user_id", "agent_id", "run_id", "app_id", "actor_id", "role", "attributed_to", "memory_type",
         "owner", "organization", "expiration_date", "immutable", "structured_attributes")
+
+
+def owner(ids: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(the id's name, the engram agent) owning a mem0 memory with these ids, or None without any:
+    its ``user_id``, else its ``agent_id``, else its ``run_id`` (mem0 reads a user's memories
+    whatever agent or run they also name), under ``OWNER_PREFIX``. The one mapping of mem0's ids
+    onto engram's agents: ``engram import`` places an item by it and the mem0 facade stores and
+    reads by it, so each finds what the other made."""
+    name = next((k for k in IDS if isinstance(ids.get(k), str) and ids[k]), None)
+    return None if name is None else (name, OWNER_PREFIX[name] + ids[name])
+
+
+def check_user_id(value: str, field: str = "user_id") -> None:
+    """Refuses a mem0 user id holding ':' (``ValidationError`` naming ``field``). A user's memories
+    live in the engram agent named by the id as it is; every agent another door names for its own
+    users or owners is a prefix ending in ':' and an id (the facade's agent: and run:, LangGraph's
+    lg:, Google ADK's adk:, Agno's agno:, the strands: and crewai: the docs suggest): such a user id
+    could name one of them, and add to or change its memories."""
+    if ":" in value:
+        raise ValidationError(field, f"{value!r} holds ':', kept for the engram agents doors name with a prefix "
+                              f"(agent_id's agent:, run_id's run:, LangGraph's {DEFAULT_AGENT_PREFIX}, Google ADK's "
+                              "adk:, Agno's agno:, an application's)", "a user id without ':'")
 
 
 def mem0_metadata(memory: Memory) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -129,13 +167,12 @@ def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[st
         raise fail(f"{where}.id", "is missing", "mem0's memory id")
     # mem0's TypeScript SDK spells these in camelCase (``userId``, ``createdAt``): read either way.
     names = {field: _spelling(item, field) for field in _CAMEL}
-    user = agent_name(item.get(names["user_id"]), f"{where}.{names['user_id']}")
-    agent = agent_name(item.get(names["agent_id"]), f"{where}.{names['agent_id']}", "agent")
-    run = agent_name(item.get(names["run_id"]), f"{where}.{names['run_id']}", "run")
+    ids = {name: optional_text(item.get(names[name]), f"{where}.{names[name]}") for name in IDS}
     own = metadata(item.get("metadata"), f"{where}.metadata")  # the user's, an "engram" entry included
     carried = engram_fields(item.get(ENGRAM_ENTRY), f"{where}.{ENGRAM_ENTRY}")
     kept = {k: item[names.get(k, k)] for k in KEPT if item.get(names.get(k, k)) not in (None, "")}
     _check_kept(kept, names, where)
+    agent, promoted = _placed(ids, own, kept, names, where)
     created = timestamp(item.get(names["created_at"]), f"{where}.{names['created_at']}")
     updated = timestamp(item.get(names["updated_at"]), f"{where}.{names['updated_at']}")
     return Record(
@@ -148,12 +185,11 @@ def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[st
         importance=carried.get("importance", 0.5),
         engram_id=carried.get("id"),
         tags=tags(item.get("categories"), f"{where}.categories"),
-        metadata=with_provenance(own, KIND, kept, where, warnings),
+        metadata=with_provenance({**own, **promoted}, KIND, kept, where, warnings), placed=promoted,
         created_at=created,
         updated_at=updated,
         valid_until=_expiry(item.get("expiration_date"), f"{where}.expiration_date"),
-        agent=agent or user,
-        session=run if (agent or user) else None,
+        agent=agent,
         id_field="id",
         fields={"content": ".memory", "key": f".{ENGRAM_ENTRY}.key" if carried.get("key") else ".memory",
                 "created_at": f".{names['created_at']}", "updated_at": f".{names['updated_at']}"},
@@ -163,6 +199,34 @@ def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[st
         # of that memory, not a change mem0 made: the memory it names is kept as it stands.
         refresh=carried.get("id") is None, changed_at=updated if updated is not None else created,
     ), carried.get("links", [])
+
+
+def _placed(ids: Mapping[str, str | None], own: Mapping[str, Any], kept: Mapping[str, Any], names: Mapping[str, str],
+            where: str) -> tuple[str | None, dict[str, str]]:
+    """The engram agent an item with these ``ids`` joins (``owner``; None without ids: the importing
+    agent's), and the fields kept at the top of its metadata (``PROMOTED``), as the mem0 facade
+    stores them. An owner that is no valid agent name as it is (``José``) gets the importer's
+    name for it (``agent_name``: the facade refuses such an id, so never reaches it); an item's own
+    metadata naming another id than the item's is refused, as the facade refuses ids in metadata
+    (mem0 keeps its ids beside the metadata, so its items hold none there)."""
+    # Trimmed, as the facade takes an id (a blank one is none).
+    ids = {name: value.strip() or None if value is not None else None for name, value in ids.items()}
+    if ids["user_id"] is not None:
+        try:
+            check_user_id(ids["user_id"])
+        except ValidationError as exc:
+            raise fail(f"{where}.{names['user_id']}", exc.problem, exc.allowed) from None
+    for name in IDS:
+        # The same id repeated in the metadata loses nothing (it is at the top already); another would.
+        if name in own and (ids[name] is None or str(own[name]) != ids[name]):
+            raise fail(f"{where}.metadata.{name}", f"{jsondoc.shown(own[name])} differs from the item's "
+                       f"{names[name]} ({jsondoc.shown(ids[name])}): mem0 keeps its ids beside the metadata",
+                       f"no {name} in the metadata, or the item's own")
+    placed = owner({name: value for name, value in ids.items() if value is not None})
+    agent = None if placed is None else agent_name(placed[1], f"{where}.{names[placed[0]]}", placed[0].split("_")[0])
+    promoted = {name: value for name, value in ids.items() if value is not None}
+    promoted |= {k: kept[k] for k in ("actor_id", "role") if k in kept}
+    return agent, promoted
 
 
 def _check_kept(kept: Mapping[str, Any], names: Mapping[str, str], where: str) -> None:

@@ -1,0 +1,235 @@
+"""A user moving from mem0: ``engram import export.json`` (the CLI), then the mem0 facade on the same
+home with the same ``user_id``/``agent_id``/``run_id``, in both home layouts (one database of every
+agent, one per agent).
+
+The two placed a mem0 item differently: ``engram import`` put an item in the agent named by its
+``agent_id`` (else ``user_id``) and its ``run_id``'s session, with the ids in ``metadata["mem0"]``
+alone; the facade keeps a memory in its owner's agent (``user_id``, else ``agent:`` and the
+``agent_id``, else ``run:`` and the ``run_id``) with the ids at the top of the metadata. So the
+facade found none of what ``engram import`` brought: ``get_all``/``search`` were empty and
+``get``/``update``/``delete`` answered "not found". Both now place an item by one rule
+(``importers.mem0.owner``)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from engram.compat.mem0 import Memory, MemoryNotFoundError
+from engram.engine import Engram
+from engram.errors import SnapshotError
+from engram.interfaces.cli.app import app
+from tests.importers.test_import_cli import as_json, run, runner
+
+EXPORT = {"results": [
+    {"id": "5a0c6a1e-1111-4c1b-9d35-0a1b2c3d4e5f", "memory": "Keeps her blue umbrellas by the door",
+     "hash": "h-umbrellas", "metadata": {"topic": "home"}, "categories": ["home"],
+     "created_at": "2025-03-01T08:00:00-08:00", "updated_at": "2025-03-02T09:30:00-08:00", "user_id": "alice"},
+    {"id": "5a0c6a1e-2222-4c1b-9d35-0a1b2c3d4e5f", "memory": "Runs five kilometres every Monday",
+     "hash": "h-runs", "metadata": {"sport": "running"}, "categories": ["fitness"],
+     "created_at": "2025-03-03T07:00:00+00:00", "updated_at": "2025-03-03T07:00:00+00:00",
+     "user_id": "alice", "agent_id": "coach", "run_id": "r1"},
+    {"id": "5a0c6a1e-3333-4c1b-9d35-0a1b2c3d4e5f", "memory": "Prefers short answers with one example",
+     "hash": "h-short", "metadata": None, "created_at": "2025-03-04T10:00:00+00:00", "agent_id": "coach"},
+    {"id": "5a0c6a1e-4444-4c1b-9d35-0a1b2c3d4e5f", "memory": "Feeds the cat at seven",
+     "hash": "h-cat", "metadata": {"pet": "cat"}, "created_at": "2025-03-05T19:00:00+00:00", "user_id": "bob"},
+    {"id": "5a0c6a1e-5555-4c1b-9d35-0a1b2c3d4e5f", "memory": "The standup moved to ten",
+     "hash": "h-standup", "metadata": None, "created_at": "2025-03-06T09:00:00+00:00", "run_id": "r9"},
+]}
+
+
+@pytest.fixture(params=[True, False], ids=["per-agent", "shared"])
+def per_agent(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    # The CLI reads the layout from the environment, the facade's engine below is given it too.
+    monkeypatch.setenv("ENGRAM_PER_AGENT_DATABASES", "true" if request.param else "false")
+    monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
+    for name in ("ENGRAM_HOME", "ENGRAM_CONFIG", "ENGRAM_AGENT", "ENGRAM_SESSION", "ENGRAM_BACKEND", "ENGRAM_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    return request.param
+
+
+def _facade(home: Path, per_agent: bool) -> Memory:
+    return Memory(Engram.from_settings(home=home, agent="app", per_agent_databases=per_agent,
+                                       embeddings={"provider": "none"}))
+
+
+@pytest.fixture
+def imported(tmp_path: Path, per_agent: bool) -> Iterator[tuple[Path, Path, Memory]]:
+    """The home after ``engram -a app import export.json``, the export's path, and the facade on it."""
+    home, source = tmp_path / "home", tmp_path / "export.json"
+    source.write_text(json.dumps(EXPORT), encoding="utf-8")
+    summary = as_json(home, "-a", "app", "import", str(source))
+    assert (summary["imported"], summary["skipped"], summary["sessions"]) == (5, 0, []), summary
+    assert summary["agents"] == ["agent:coach", "alice", "bob", "run:r9"], summary
+    m = _facade(home, per_agent)
+    yield home, source, m
+    m.close()
+
+
+def _iso_seconds(text: str) -> float:
+    return datetime.fromisoformat(text).timestamp()
+
+
+def test_the_facade_finds_and_lists_what_engram_import_brought(imported: tuple[Path, Path, Memory]) -> None:
+    _, _, m = imported
+    alice = {r["memory"]: r for r in m.get_all(user_id="alice")["results"]}
+    assert sorted(alice) == ["Keeps her blue umbrellas by the door", "Runs five kilometres every Monday"]
+    umbrellas, runs = alice["Keeps her blue umbrellas by the door"], alice["Runs five kilometres every Monday"]
+    # The item as mem0 gave it: its metadata, ids and times (mem0's own id stays in engram's record).
+    given = EXPORT["results"][0]
+    assert (umbrellas["metadata"], umbrellas["user_id"]) == (given["metadata"], "alice")
+    assert "agent_id" not in umbrellas and "run_id" not in umbrellas
+    assert _iso_seconds(umbrellas["created_at"]) == _iso_seconds(given["created_at"])
+    assert _iso_seconds(umbrellas["updated_at"]) == _iso_seconds(given["updated_at"])
+    assert (runs["user_id"], runs["agent_id"], runs["run_id"], runs["metadata"]) == ("alice", "coach", "r1",
+                                                                                      {"sport": "running"})
+    # The ids narrow as mem0's filters do; an agent's or a run's own memories are theirs.
+    assert [r["memory"] for r in m.get_all(user_id="alice", agent_id="coach", run_id="r1")["results"]] == [
+        "Runs five kilometres every Monday"]
+    assert [r["memory"] for r in m.get_all(filters={"user_id": "alice", "run_id": "r2"})["results"]] == []
+    assert [r["memory"] for r in m.get_all(agent_id="coach")["results"]] == ["Prefers short answers with one example"]
+    assert [r["memory"] for r in m.get_all(run_id="r9")["results"]] == ["The standup moved to ten"]
+    assert [r["memory"] for r in m.search("umbrellas by the door", user_id="alice")["results"]][:1] == [
+        "Keeps her blue umbrellas by the door"]
+    # One owner never sees another's.
+    assert [r["memory"] for r in m.get_all(user_id="bob")["results"]] == ["Feeds the cat at seven"]
+    assert m.search("umbrellas by the door", user_id="bob")["results"] == []
+    assert m.search("umbrellas by the door", agent_id="coach")["results"] == []
+    assert m.get(umbrellas["id"])["memory"] == umbrellas["memory"]
+
+
+def test_the_facade_updates_and_deletes_what_engram_import_brought(imported: tuple[Path, Path, Memory],
+                                                                   per_agent: bool) -> None:
+    home, source, m = imported
+    alice = {r["memory"]: r["id"] for r in m.get_all(user_id="alice")["results"]}
+    umbrellas, runs = alice["Keeps her blue umbrellas by the door"], alice["Runs five kilometres every Monday"]
+    [cat] = [r["id"] for r in m.get_all(user_id="bob")["results"]]
+    m.update(umbrellas, "Keeps her green umbrellas by the door", metadata={"mood": "sunny"})
+    assert m.get(umbrellas)["memory"] == "Keeps her green umbrellas by the door"
+    assert m.get(umbrellas)["metadata"] == {"topic": "home", "mood": "sunny"}
+    assert [e["event"] for e in m.history(umbrellas)] == ["ADD", "UPDATE"]
+    m.delete(cat)
+    assert m.get(cat) is None
+    with pytest.raises(MemoryNotFoundError):
+        m.delete(cat)
+    m.delete_all(user_id="alice", run_id="r1")
+    assert [r["id"] for r in m.get_all(user_id="alice")["results"]] == [umbrellas] and m.get(runs) is None
+    # engram's own doors see the same: alice's change, bob's and the run's deletes.
+    assert [x["content"] for x in as_json(home, "-a", "alice", "list")] == ["Keeps her green umbrellas by the door"]
+    assert as_json(home, "-a", "bob", "list") == []
+    if per_agent:  # each owner's memories in its own database
+        with sqlite3.connect(home / "agents" / "alice" / "memory.db") as conn:
+            assert list(conn.execute("SELECT agent, content FROM memories WHERE id = ?", (umbrellas,))) == [
+                ("alice", "Keeps her green umbrellas by the door")]
+    # The same export again neither undoes the update (the item is older) nor brings back a delete.
+    m.close()
+    again = as_json(home, "-a", "app", "import", str(source))
+    assert (again["imported"], again["updated"], again["skipped"]) == (0, 0, 3), again
+    m2 = _facade(home, per_agent)
+    try:
+        assert [r["memory"] for r in m2.get_all(user_id="alice")["results"]] == ["Keeps her green umbrellas by the door"]
+        assert m2.get_all(user_id="bob")["results"] == []
+    finally:
+        m2.close()
+
+
+def test_what_the_facade_adds_goes_through_export_and_engram_import_unchanged(tmp_path: Path, per_agent: bool) -> None:
+    # The facade's memories, exported (engram export --format mem0) and brought into another home by
+    # engram import, are the facade's there too: the same items, but for engram's new ids.
+    home, other = tmp_path / "home", tmp_path / "other"
+    m = _facade(home, per_agent)
+    m.add("I keep spare keys under the mat", user_id="alice", metadata={"topic": "home"}, infer=False)
+    m.add([{"role": "user", "content": "Call me Al", "name": "al"}], user_id="alice", agent_id="coach", run_id="r1",
+          infer=False)
+    m.add("Answer in French", agent_id="coach", infer=False)
+    before = {"alice": m.get_all(user_id="alice")["results"], "coach": m.get_all(agent_id="coach")["results"]}
+    m.close()
+    for agent in ("alice", "agent:coach"):
+        out = tmp_path / f"{agent.replace(':', '-')}.json"
+        run(home, "-a", agent, "export", str(out), "--format", "mem0")
+        assert as_json(other, "-a", "app", "import", str(out))["imported"] == (2 if agent == "alice" else 1)
+    back = _facade(other, per_agent)
+    try:
+        after = {"alice": back.get_all(user_id="alice")["results"], "coach": back.get_all(agent_id="coach")["results"]}
+    finally:
+        back.close()
+
+    def without_ids(items: list[dict]) -> list[dict]:
+        return sorted(({k: v for k, v in item.items() if k != "id"} for item in items), key=lambda i: i["memory"])
+
+    assert {k: without_ids(v) for k, v in after.items()} == {k: without_ids(v) for k, v in before.items()}
+    assert len(before["alice"]) == 2 and len(before["coach"]) == 1
+
+
+def test_engram_import_refuses_a_user_id_naming_another_doors_agent(tmp_path: Path, per_agent: bool) -> None:
+    # A user's memories go to the agent named by the id as it is: "adk:app:u-7" would put an item
+    # among Google ADK user u-7's memories. The facade refuses such an id; engram import now too.
+    home, source = tmp_path / "home", tmp_path / "export.json"
+    source.write_text(json.dumps({"results": [EXPORT["results"][0],
+                                              {"id": "x", "memory": "my card ends in 0000", "user_id": "adk:app:u-7"}]}))
+    result = runner.invoke(app, ["--home", str(home), "-a", "app", "import", str(source)])
+    assert isinstance(result.exception, SnapshotError), result.output
+    assert str(result.exception).startswith("results[1].user_id: 'adk:app:u-7' holds ':'"), result.exception
+    assert as_json(home, "-a", "alice", "list") == [] and as_json(home, "-a", "adk:app:u-7", "list") == []
+
+
+def test_what_an_older_engram_import_brought_is_found_once_imported_again(tmp_path: Path, per_agent: bool) -> None:
+    # An older build kept a user's item in the user's agent under the same id, with its ids in
+    # metadata["mem0"] alone: the facade did not see it, and a re-run skipped it as held. Imported
+    # again, such a memory takes its ids at the top of the metadata (nothing else changes), and the
+    # facade finds it; a memory another door made is left as it is.
+    home, source = tmp_path / "home", tmp_path / "export.json"
+    source.write_text(json.dumps({"results": [EXPORT["results"][0]]}), encoding="utf-8")
+    as_json(home, "-a", "app", "import", str(source))
+    old = Engram.from_settings(home=home, agent="alice", per_agent_databases=per_agent, embeddings={"provider": "none"})
+    try:
+        [memory] = old.list()
+        # The older build's layout: the ids in metadata["mem0"] alone.
+        memory = old.update(memory, metadata={k: v for k, v in memory.metadata.items() if k != "user_id"}).memory
+        assert "user_id" not in memory.metadata and memory.metadata["mem0"]["user_id"] == "alice"
+        native = old.remember("Alice's own note", metadata={"topic": "home"}).memory
+    finally:
+        old.close()
+    m = _facade(home, per_agent)
+    assert m.get_all(user_id="alice")["results"] == [] and m.get(memory.id) is None
+    m.close()
+    again = as_json(home, "-a", "app", "import", str(source))
+    assert (again["imported"], again["updated"], again["skipped"]) == (0, 1, 0), again
+    m = _facade(home, per_agent)
+    try:
+        [item] = m.get_all(user_id="alice")["results"]
+        assert (item["id"], item["memory"], item["metadata"]) == (memory.id, memory.content, {"topic": "home"})
+        assert as_json(home, "-a", "app", "import", str(source))["updated"] == 0  # once
+    finally:
+        m.close()
+    check = Engram.from_settings(home=home, agent="alice", per_agent_databases=per_agent, embeddings={"provider": "none"})
+    try:
+        assert check.get(native.id).metadata == {"topic": "home"}
+        assert check.get(memory.id).content == memory.content
+    finally:
+        check.close()
+
+
+def test_an_id_in_an_items_own_metadata_is_refused_unless_it_is_the_items(tmp_path: Path, per_agent: bool) -> None:
+    # The ids sit at the top of the metadata, where the facade reads them: another run_id in the
+    # item's own metadata would be lost (or name another run), so it is refused, naming it; the
+    # item's own id repeated there loses nothing, and the item comes in.
+    home, source = tmp_path / "home", tmp_path / "export.json"
+    item = {"id": "x", "memory": "Likes tea", "user_id": "alice", "run_id": "r1"}
+    source.write_text(json.dumps({"results": [{**item, "metadata": {"run_id": "r2"}}]}), encoding="utf-8")
+    result = runner.invoke(app, ["--home", str(home), "-a", "app", "import", str(source)])
+    assert isinstance(result.exception, SnapshotError), result.output
+    assert str(result.exception).startswith('results[0].metadata.run_id: "r2" differs from the item\'s run_id ("r1")')
+    source.write_text(json.dumps({"results": [{**item, "metadata": {"run_id": "r1", "k": 1}}]}), encoding="utf-8")
+    assert as_json(home, "-a", "app", "import", str(source))["imported"] == 1
+    m = _facade(home, per_agent)
+    try:
+        [found] = m.get_all(user_id="alice", run_id="r1")["results"]
+        assert (found["memory"], found["metadata"], found["run_id"]) == ("Likes tea", {"k": 1}, "r1")
+    finally:
+        m.close()
