@@ -213,7 +213,9 @@ async function create(ev) {
 
 export function init() {
   $("#search-form").addEventListener("submit", (ev) => { ev.preventDefault(); state.offset = 0; load(); });
-  for (const id of ["#f-order", "#f-size", "#f-category", "#f-scope", "#f-mode"]) $(id).addEventListener("change", () => { state.offset = 0; load(); });
+  for (const id of ["#f-order", "#f-size", "#f-category", "#f-scope"]) $(id).addEventListener("change", () => { state.offset = 0; load(); });
+  // The mode is a search's alone: changed while paging the list, it leaves the page where it is.
+  $("#f-mode").addEventListener("change", () => { if ($("#q").value.trim()) load(); });
   $("#prev").addEventListener("click", () => { state.offset = Math.max(0, state.offset - Number($("#f-size").value)); load(); });
   $("#next").addEventListener("click", () => { state.offset += Number($("#f-size").value); load(); });
   for (const th of document.querySelectorAll("th.sortable")) {
