@@ -343,6 +343,7 @@ class AsyncEngram:
     most_recent = _offload(Engram.most_recent, "read")
     versions = _offload(Engram.versions, "read")
     neighbours = _offload(Engram.neighbours, "read")
+    supersedes = _offload(Engram.supersedes, "read")
     visible_memories = _offload(Engram.visible_memories, "read")
     export_snapshot = _offload(Engram.export_snapshot, "read")
     stats = _offload(Engram.stats, "read")

@@ -1441,6 +1441,18 @@ class Engram:
             raise NotFoundError("memory", memory.id)
         return self._shown(found)
 
+    def supersedes(self, ref: str | Memory | None = None, limit: int = 50, *, key: str | None = None) -> list[Memory]:
+        """The memories that the one named by ``ref`` (as ``neighbours`` names it) or ``key``
+        supersedes (their ``superseded_by`` is its id) that this view may read, oldest first: the
+        other way along a supersede, which the memory itself does not record. Raises
+        ``ValidationError`` for a ``limit`` that is not 1 to 1000, ``NotFoundError`` when nothing
+        answers to ``ref``."""
+        self.writes.refuse_when_closed("read")
+        limit = parse_limit(limit, MAX_LIST_LIMIT, paged=False)
+        memory = self.named(ref, key, field="supersedes")
+        found = self.store.list(replace(self._reaching([memory]), superseded_by=memory.id), order="oldest", limit=limit)
+        return self._shown(found)
+
     def link_keys(self, memories: Sequence[Memory]) -> list[list[str]]:
         """For each of ``memories``, the keys of the memories it links to that this view may read,
         in link order: how PtrClaw shows links (``links: keys of bidirectionally linked entries``)

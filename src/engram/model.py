@@ -353,7 +353,8 @@ class MemoryFilter:
     ``happened_from``/``happened_before`` bound the event time (valid_from, else created_at),
     half-open; ``valid_at`` keeps facts valid at that instant ("as of": from their event time until
     ``valid_until``; superseded ones too, their validity closed); ``known_at`` keeps what was
-    recorded by then and not yet superseded then.
+    recorded by then and not yet superseded then. ``superseded_by``: the memories whose successor is
+    that id, exactly (those it supersedes; set ``include_superseded`` too, or none is kept).
     """
 
     scopes: tuple[Scope, ...]
@@ -371,6 +372,7 @@ class MemoryFilter:
     known_at: float | None = None
     key: str | None = None
     where: Condition | None = None
+    superseded_by: str | None = None
 
     def matches(self, memory: Memory) -> bool:
         """The reference semantics of a filter; SQL backends translate the same rules."""
@@ -387,6 +389,8 @@ class MemoryFilter:
         if self.related_entity is not None and memory.related_entity != self.related_entity:
             return False
         if self.key is not None and memory.key != self.key:
+            return False
+        if self.superseded_by is not None and memory.superseded_by != self.superseded_by:
             return False
         if self.where is not None and not self.where.matches(memory.metadata):
             return False

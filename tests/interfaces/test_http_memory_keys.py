@@ -249,3 +249,28 @@ def test_the_other_end_of_a_link_or_supersede_may_be_named_by_key(served: Served
         assert b.post("/api/v1/memory/other/supersede", json={"by_key": first}).status_code == 404
         kept = b.get("/api/v1/memory/other").json()
         assert kept["id"] == bobs and kept["links"] == [] and kept["superseded_by"] is None
+
+
+def test_a_memory_names_those_it_supersedes_by_id_and_by_key(served: Served) -> None:
+    """The other way along a supersede: ``/supersedes`` lists the memories whose ``superseded_by``
+    is this one (superseded, so out of the list and recall), oldest first; never another agent's."""
+    with served.client(served.alice) as c, served.client(served.bob) as b:
+        old = c.post("/api/v1/memory", json={"content": "Alice lives in Porto", "key": "home-1"}).json()["memory_id"]
+        older = c.post("/api/v1/memory", json={"content": "Alice lived in Braga", "key": "home-0"}).json()["memory_id"]
+        new = c.post("/api/v1/memory", json={"content": "Alice lives in Lisbon", "key": "home/2"}).json()["memory_id"]
+        assert c.get(f"/api/v1/memory/{new}/supersedes").json()["supersedes"] == []
+        for done in (old, older):
+            assert c.post(f"/api/v1/memory/{done}/supersede", json={"by": new}).status_code == 200
+        answer = c.get(f"/api/v1/memory/{new}/supersedes").json()
+        assert answer["memory"]["id"] == new
+        assert [(m["id"], m["superseded_by"]) for m in answer["supersedes"]] == [(old, new), (older, new)]
+        assert [m["id"] for m in _by_key(c, "GET", "home/2", "/supersedes").json()["supersedes"]] == [old, older]
+        assert [m["id"] for m in c.get(f"/api/v1/memory/{new}/supersedes", params={"limit": 1}).json()["supersedes"]] == [old]
+        assert c.get(f"/api/v1/memory/{old}/supersedes").json()["supersedes"] == []  # it is superseded, supersedes none
+        # Bad input and another agent: a problem naming the field; nothing of alice's shown to bob.
+        r = c.get(f"/api/v1/memory/{new}/supersedes", params={"limit": 0})
+        assert r.status_code == 422 and "limit" in r.text
+        assert b.get(f"/api/v1/memory/{new}/supersedes").status_code == 404
+        assert _by_key(b, "GET", "home/2", "/supersedes").status_code == 404
+        bobs = b.post("/api/v1/memory", json={"content": "Bob lives in Faro", "key": "bob-home"}).json()["memory_id"]
+        assert b.get(f"/api/v1/memory/{bobs}/supersedes").json()["supersedes"] == []

@@ -679,3 +679,140 @@ def test_a_long_audit_says_it_shows_only_the_newest_entries(served: Served, brow
     browser.find_element(By.ID, "audit-btn").click()
     wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#audit li.event")) < 200)
     assert not browser.find_element(By.ID, "audit-note").is_displayed()
+
+
+def test_the_search_mode_chosen_on_the_page_is_the_one_recall_uses(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import Select
+
+    alice = served.engram.for_agent("alice")
+    cat = alice.remember("The user's cat is called Miso", key="cat").memory
+    alice.remember("The user sails on Sundays", key="sailing")
+    wait = _open(browser, served)
+    browser.find_element(By.ID, "q").send_keys("kitten")  # no word of it is stored: only its meaning finds the cat
+    mode = Select(browser.find_element(By.ID, "f-mode"))
+    assert [o.text for o in mode.options] == ["hybrid (text + vector)", "full text", "vector"]
+    mode.select_by_visible_text("full text")  # a change searches again, as the other choices do
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "0 hit(s) for “kitten” (text)"))
+    assert not browser.find_elements(By.CSS_SELECTOR, "tr.mem-row")
+    mode.select_by_visible_text("vector")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "for “kitten” (vector)"))
+    row = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "tr.mem-row")))
+    assert row.get_attribute("data-id") == cat.id
+    mode.select_by_visible_text("hybrid (text + vector)")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "for “kitten” (hybrid)"))
+
+
+def test_unlinking_on_the_page_asks_for_a_second_click_then_removes_the_link(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    alice = served.engram.for_agent("alice")
+    diary = alice.remember("Alice keeps a diary", key="diary").memory
+    hiking = alice.remember("Alice hikes in the Alps", key="hiking").memory
+    alice.link("diary", "hiking")
+    wait = _open(browser, served)
+    wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, f'tr.mem-row[data-id="{diary.id}"]'))).click()
+    wait.until(lambda d: [a.text for a in d.find_elements(By.CSS_SELECTOR, "#d-links a")] == ["hiking"])
+    browser.find_element(By.CSS_SELECTOR, f'#d-links button.unlink[data-id="{hiking.id}"]').click()
+    wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, "#d-links button.unlink"), "click again to confirm"))
+    assert "unlink diary and hiking?" in browser.find_element(By.ID, "status").text
+    with served.client(served.alice) as api:
+        assert api.get(f"/api/v1/memory/{diary.id}").json()["links"] == [hiking.id]  # one click removed nothing
+    browser.find_element(By.CSS_SELECTOR, "#d-links button.unlink").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "unlinked diary and hiking"))
+    assert browser.find_element(By.ID, "status").get_attribute("class") != "error"
+    wait.until(ec.text_to_be_present_in_element((By.ID, "d-links"), "no links"))
+    with served.client(served.alice) as api:
+        assert api.get(f"/api/v1/memory/{diary.id}").json()["links"] == []
+        assert api.get(f"/api/v1/memory/{hiking.id}").json()["links"] == []
+
+
+def test_a_superseded_memory_and_its_successor_open_each_other(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    alice = served.engram.for_agent("alice")
+    old = alice.remember("Alice lives in Porto", key="home-porto").memory
+    new = alice.remember("Alice lives in Lisbon", key="home-lisbon").memory
+    alice.supersede(old, new)
+    wait = _open(browser, served)
+    wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, f'tr.mem-row[data-id="{new.id}"]'))).click()
+    assert not browser.find_elements(By.CSS_SELECTOR, f'tr.mem-row[data-id="{old.id}"]')  # out of the list
+    wait.until(lambda d: [a.text for a in d.find_elements(By.CSS_SELECTOR, "#d-supersedes a")] == ["home-porto"])
+    assert not browser.find_element(By.ID, "d-superseded").is_displayed()  # the newest says nothing supersedes it
+    browser.find_element(By.CSS_SELECTOR, "#d-supersedes a").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "d-key"), "home-porto"))
+    notice = wait.until(ec.visibility_of_element_located((By.ID, "d-superseded")))
+    assert "Superseded by home-lisbon" in notice.text and "out of the list and of recall" in notice.text
+    assert browser.find_element(By.ID, "edit-content").get_attribute("value") == "Alice lives in Porto"
+    assert browser.find_element(By.ID, "d-supersedes").text == "none"
+    notice.find_element(By.CSS_SELECTOR, "a").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "d-key"), "home-lisbon"))
+    wait.until(ec.invisibility_of_element_located((By.ID, "d-superseded")))
+
+
+class _ProxyWithoutReason:
+    """A reverse proxy in front of the real server, as one that speaks HTTP/2 would look to the page:
+    every request passed through, but ``failing`` answered 502 with no body and no reason phrase."""
+
+    def __init__(self, upstream: str, failing: str) -> None:
+        import http.server
+        import threading
+        from urllib.parse import urlsplit
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def relay(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if urlsplit(self.path).path == failing:
+                    self.send_response(502, "")  # the status line "HTTP/1.0 502 ": no reason phrase
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                sent = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection", "accept-encoding")}
+                answer = httpx.request(self.command, upstream + self.path, headers=sent, content=body, timeout=30)
+                self.send_response(answer.status_code)
+                dropped = ("content-length", "transfer-encoding", "connection", "content-encoding", "date", "server")
+                for k, v in answer.headers.items():
+                    if k.lower() not in dropped:
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(answer.content)))
+                self.end_headers()
+                self.wfile.write(answer.content)
+
+            do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = relay
+
+            def log_message(self, *args: object) -> None:  # quiet
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_an_error_with_no_detail_and_no_reason_phrase_says_its_status_and_what_was_asked(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    proxy = _ProxyWithoutReason(served.url, "/api/v1/dashboard")
+    try:
+        wait = WebDriverWait(browser, 60)
+        browser.get(f"{proxy.url}/?token={served.alice}")
+        wait.until(ec.text_to_be_present_in_element((By.ID, "who"), "agent alice"))
+        # What the page is given: a 502 whose statusText is empty, as over HTTP/2.
+        seen = browser.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "fetch('/api/v1/dashboard').then((r) => done([r.status, r.statusText, r.headers.get('content-type')]));")
+        assert seen == [502, "", None]
+        browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="stats"]').click()
+        wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "HTTP 502 on GET /api/v1/dashboard"))
+        assert browser.find_element(By.ID, "status").get_attribute("class") == "error"
+    finally:
+        proxy.close()

@@ -47,7 +47,7 @@ def filter_clause(filt: MemoryFilter, alias: str, dialect: FilterDialect) -> tup
             clauses.append(dialect.one_of(f"{alias}.{column}", [str(v) for v in values], params))
     if filt.tags:
         clauses.extend(dialect.has_tags(alias, filt.tags, params))
-    for column, value in (("related_entity", filt.related_entity), ("key", filt.key)):
+    for column, value in (("related_entity", filt.related_entity), ("key", filt.key), ("superseded_by", filt.superseded_by)):
         if value is not None:
             clauses.append(f"{alias}.{column} = {mark}")
             params.append(value)

@@ -688,6 +688,18 @@ class MemoryStoreContract(TemporalContract):
         assert len(mem.list(Filters(include_superseded=True))) == 2
         assert mem.get(old.id).superseded_by == new.id
 
+    def test_a_memory_names_those_it_supersedes(self, mem: Engram, store: MemoryStore) -> None:
+        # The other way along superseded_by (MemoryFilter.superseded_by): what the page shows as
+        # "supersedes", each to open.
+        berlin, rome, paris = (mem.remember(f"User lives in {city}").memory for city in ("Berlin", "Rome", "Paris"))
+        assert mem.supersedes(paris.id) == []
+        assert store.set_superseded(berlin.id, paris.id) and store.set_superseded(rome.id, paris.id)
+        assert [m.id for m in mem.supersedes(paris.id)] == [berlin.id, rome.id]
+        assert [m.id for m in mem.supersedes(key=paris.key, limit=1)] == [berlin.id]
+        assert mem.supersedes(berlin.id) == [] and mem.supersedes(rome) == []
+        with pytest.raises(NotFoundError):  # another agent's view: not found, nothing listed
+            mem.for_agent("bob").supersedes(paris.id)
+
     def test_the_store_refuses_a_supersede_cycle_in_its_write(self, mem: Engram, store: MemoryStore) -> None:
         # The check is the store's, in the write's transaction: a cycle two racing supersedes would
         # close past a check made before the write (tests/unit/test_supersede_race.py races them).

@@ -54,6 +54,11 @@ def versions(eng: Eng, key: Key) -> dict[str, Any]:
     return by_ref.versions_of(eng, eng.get_by_key(key))
 
 
+@router.get("/supersedes", summary="The memory with this key and those it supersedes", responses=NAMED)
+def supersedes(eng: Eng, key: Key, limit: LinkLimit = 50) -> dict[str, Any]:
+    return by_ref.supersedes_of(eng, eng.get_by_key(key), limit)
+
+
 @router.get("/links", summary="The memory with this key and its linked neighbours", responses=NAMED)
 def links(eng: Eng, key: Key, limit: LinkLimit = 50) -> dict[str, Any]:
     return by_ref.links_of(eng, eng.get_by_key(key), limit)

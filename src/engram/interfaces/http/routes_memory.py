@@ -211,6 +211,11 @@ def links_of(eng: Engram, memory: Memory, limit: int) -> dict[str, Any]:
             "neighbours": [present.memory_dict(m) for m in eng.neighbours(memory, limit=limit)]}
 
 
+def supersedes_of(eng: Engram, memory: Memory, limit: int) -> dict[str, Any]:
+    return {"memory": present.memory_dict(memory),
+            "supersedes": [present.memory_dict(m) for m in eng.supersedes(memory, limit=limit)]}
+
+
 def link_to(eng: Engram, memory: Memory, body: LinkIn) -> dict[str, Any]:
     other = eng.named(body.to, body.to_key, field="link", names=("to", "to_key"))
     return {"linked": [memory.id, other.id], "changed": eng.link(memory, other)}
@@ -247,6 +252,12 @@ def supersede(eng: Eng, ref: str, body: SupersedeIn) -> dict[str, Any]:
 @router.get("/{ref:ref}/versions", summary="Earlier contents of a memory, oldest first", responses=NAMED)
 def versions(eng: Eng, ref: str) -> dict[str, Any]:
     return versions_of(eng, ref)
+
+
+@router.get("/{ref:ref}/supersedes", summary="The memory and those it supersedes (its superseded_by is the other way)",
+            responses=NAMED)
+def supersedes(eng: Eng, ref: str, limit: LinkLimit = 50) -> dict[str, Any]:
+    return supersedes_of(eng, eng.get(ref), limit)
 
 
 @router.get("/{ref:ref}/links", summary="The memory and its linked neighbours", responses=NAMED)

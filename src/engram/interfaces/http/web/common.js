@@ -16,7 +16,12 @@ export async function api(method, path, body) {
   const res = await fetch(path, opts);
   const data = res.headers.get("content-type")?.includes("json") ? await res.json() : await res.text();
   if (!res.ok) {
-    const err = new Error((data && (data.detail || data.title)) || res.statusText); err.status = res.status; throw err;
+    // An answer with no detail (a proxy's, a crash's) still says its status and what was asked:
+    // HTTP/2 has no reason phrase, so statusText alone is often empty.
+    const said = [res.status, res.statusText].filter(Boolean).join(" ");
+    const asked = `${method} ${new URL(path, location.href).pathname}`;
+    const err = new Error((data && (data.detail || data.title)) || `HTTP ${said} on ${asked} (no detail given)`);
+    err.status = res.status; throw err;
   }
   return data;
 }

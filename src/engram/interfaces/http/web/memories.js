@@ -1,5 +1,6 @@
 // The memory list (paged and sortable, or a search's ranked hits) and one memory's detail:
-// versions, links, edit and forget. Searches pass touch=false: looking is not using.
+// versions, links (add, remove), what it supersedes or is superseded by, edit and forget. Searches
+// pass touch=false: looking is not using.
 import { $, api, el, fmt, nav, status, when } from "./common.js";
 
 const state = { offset: 0, total: 0, current: null, seq: 0 };
@@ -35,7 +36,7 @@ export async function load() {
   try {
     let rows;
     if (q) {
-      params.set("q", q); params.set("limit", "100"); params.set("touch", "false");
+      params.set("q", q); params.set("limit", "100"); params.set("touch", "false"); params.set("mode", $("#f-mode").value);
       const data = await api("GET", "/api/v1/memory/search?" + params);
       if (seq !== state.seq) return;
       rows = data.hits.map((h) => row(h.memory, h));
@@ -78,25 +79,47 @@ export async function show(id) {
     // Valid time (when the fact held) only where it was given, stated or closed by superseding.
     if (m.valid_from != null) facts.push(["valid from", when(m.valid_from)]);
     if (m.valid_until != null) facts.push(["valid until", when(m.valid_until)]);
-    if (m.superseded_by) facts.push(["superseded by", m.superseded_by]);
     $("#d-meta").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", k), el("dd", v)]));
     $("#edit-content").value = m.content; $("#edit-tags").value = m.tags.join(", ");
     $("#edit-category").value = m.category; $("#edit-type").value = m.type; $("#edit-importance").value = m.importance;
     // The form as shown: a textarea turns \r\n into \n, so only a field the user changed is sent.
     state.shown = formValues();
     $("#d-links").replaceChildren(...data.neighbours.map((n) => {
-      const li = el("li"); const a = el("a", n.key, "link"); a.href = "#"; a.dataset.id = n.id;
-      a.addEventListener("click", (ev) => { ev.preventDefault(); show(n.id); });
-      li.append(a, el("span", " " + n.content.slice(0, 80), "muted")); return li;
+      const li = el("li"); const unlink = el("button", "unlink", "unlink"); unlink.type = "button"; unlink.dataset.id = n.id;
+      unlink.addEventListener("click", () => removeLink(n, unlink));
+      li.append(opener(n), el("span", " " + n.content.slice(0, 80), "muted"), unlink); return li;
     }));
     if (!data.neighbours.length) $("#d-links").replaceChildren(el("li", "no links", "muted"));
-    const versions = await api("GET", "/api/v1/memory/" + enc(id) + "/versions");
+    // Supersession both ways: the memory names its successor (superseded_by), the API lists those it
+    // supersedes. A superseded memory is out of the list and recall, so these links are how to reach it.
+    const [older, successor, versions] = await Promise.all([
+      api("GET", "/api/v1/memory/" + enc(m.id) + "/supersedes"),
+      // A successor forgotten since is named by its id, with nothing to open.
+      m.superseded_by ? api("GET", "/api/v1/memory/" + enc(m.superseded_by)).catch((e) => (e.status === 404 ? null : Promise.reject(e))) : null,
+      api("GET", "/api/v1/memory/" + enc(m.id) + "/versions")]);
+    if (!state.current || state.current.id !== m.id) return;  // another memory was opened (or forgotten) meanwhile
+    const notice = $("#d-superseded"); notice.hidden = !m.superseded_by;
+    notice.replaceChildren();
+    if (m.superseded_by) {
+      notice.append("Superseded by ", successor ? opener(successor) : el("code", m.superseded_by + " (no longer stored)"),
+        m.superseded_at ? ` on ${when(m.superseded_at)}` : "", ": kept, but out of the list and of recall.");
+    }
+    $("#d-supersedes").replaceChildren(...older.supersedes.map((o) => {
+      const li = el("li"); li.append(opener(o), el("span", " " + o.content.slice(0, 80), "muted")); return li;
+    }));
+    if (!older.supersedes.length) $("#d-supersedes").replaceChildren(el("li", "none", "muted"));
     $("#versions").replaceChildren(...versions.versions.map((v) => {
       const li = el("li"); li.append(el("span", when(v.replaced_at) + " ", "muted"), el("span", v.content)); return li;
     }));
     if (!versions.versions.length) $("#versions").replaceChildren(el("li", "none", "muted"));
     for (const tr of document.querySelectorAll("tr.mem-row")) tr.classList.toggle("selected", tr.dataset.id === m.id);
   } catch (e) { status(e.message, true); }
+}
+// A memory's key as a link that opens it in the detail.
+function opener(memory) {
+  const a = el("a", memory.key, "link"); a.href = "#"; a.dataset.id = memory.id;
+  a.addEventListener("click", (ev) => { ev.preventDefault(); show(memory.id); });
+  return a;
 }
 nav.showMemory = async (id) => { await nav.showTab("memories"); await show(id); };
 
@@ -161,6 +184,22 @@ async function addLink(ev) {
   } catch (e) { status(e.message, true); }
 }
 
+// A link is removed as an erase is: the first click only asks, in the button's own label, and a
+// second click on the same button removes it (the detail drawn again, as after a link, disarms it).
+async function removeLink(other, button) {
+  const m = state.current;
+  if (button.dataset.armed !== "yes") {
+    for (const b of document.querySelectorAll("#d-links button.unlink")) { b.dataset.armed = ""; b.textContent = "unlink"; }
+    button.dataset.armed = "yes"; button.textContent = "unlink — click again to confirm";
+    status(`unlink ${m.key} and ${other.key}? Click the button again to remove the link`); return;
+  }
+  try {
+    const res = await api("DELETE", "/api/v1/memory/" + enc(m.id) + "/links/" + enc(other.id));
+    await show(m.id);
+    status(res.unlinked ? `unlinked ${m.key} and ${other.key}` : `${m.key} and ${other.key} were not linked`);
+  } catch (e) { status(e.message, true); }
+}
+
 async function create(ev) {
   ev.preventDefault();
   try {
@@ -175,6 +214,8 @@ async function create(ev) {
 export function init() {
   $("#search-form").addEventListener("submit", (ev) => { ev.preventDefault(); state.offset = 0; load(); });
   for (const id of ["#f-order", "#f-size", "#f-category", "#f-scope"]) $(id).addEventListener("change", () => { state.offset = 0; load(); });
+  // The mode is a search's alone: changed while paging the list, it leaves the page where it is.
+  $("#f-mode").addEventListener("change", () => { if ($("#q").value.trim()) load(); });
   $("#prev").addEventListener("click", () => { state.offset = Math.max(0, state.offset - Number($("#f-size").value)); load(); });
   $("#next").addEventListener("click", () => { state.offset += Number($("#f-size").value); load(); });
   for (const th of document.querySelectorAll("th.sortable")) {
