@@ -19,7 +19,6 @@ from psycopg.types.json import Json, Jsonb
 
 from engram.db.pg_settings import PostgresSettings
 from engram.db.postgres import PgDatabase
-from engram.errors import ValidationError
 from engram.history.base import (
     DEFAULT_AGENT,
     check_agent,
