@@ -146,3 +146,30 @@ def test_cli_refuses_an_undecodable_summary_with_exit_2(tmp_path: Path) -> None:
                           capture_output=True, env=env, timeout=120)
     assert done.returncode == 2, done.stderr
     assert b"summary" in done.stderr and b"surrogate" in done.stderr and b"Traceback" not in done.stderr
+
+
+# Text that parses as JSON other than a string or a number: the SDK read such a value of an
+# optional text argument (``str | None``) as the JSON it spells (python-sdk issue 3055), so
+# ``update`` refused '{"a": 1}' as content ("Input should be a valid string") and took "null" as
+# no content at all, and ``remember`` stored a memory keyed "null" under a key made from its content.
+JSON_LOOKING = ['{"a": 1}', "[1, 2]", "null", "true", "[]", "{}"]
+
+
+def test_mcp_optional_text_arguments_that_look_like_json_are_kept_as_text(served: Served) -> None:
+    async def run() -> None:
+        async with Client(_http(served, served.alice)) as client:
+            for i, text in enumerate(JSON_LOOKING):
+                stored = _data(await client.call_tool("remember", {"content": f"keyed {i}", "key": text,
+                                                                    "source": text, "related_entity": text}))
+                assert stored["key"] == text, (text, stored)
+                got = _data(await client.call_tool("get", {"key": text}))
+                assert (got["content"], got["source"], got["related_entity"]) == (f"keyed {i}", text, text)
+                assert _data(await client.call_tool("get", {"memory_id": text}))["content"] == f"keyed {i}"
+                updated = await client.call_tool("update", {"key": text, "content": text})
+                assert not updated.is_error, (text, updated.content)
+                assert _data(await client.call_tool("get", {"memory_id": stored["memory_id"]}))["content"] == text
+                assert _data(await client.call_tool("versions", {"key": text}))["versions"][0]["content"] == f"keyed {i}"
+            forgotten = _data(await client.call_tool("forget", {"memory_id": "[]", "reason": "{}"}))
+            assert forgotten["count"] == 1
+
+    asyncio.run(run())
