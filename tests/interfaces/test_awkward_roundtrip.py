@@ -1,10 +1,11 @@
 """Each named awkward content (tests/awkward_contents.py) round-trips byte for byte through every
 door with real clients: HTTP over a socket (store, get by id and by key, list, search, update and
 versions, history, export imported into a second server), MCP over HTTP and over a stdio
-subprocess (both tool families), and the CLI (stdin, ``--json`` get and list, snapshot and memory
-folder exports imported into a fresh home, ``engram sync`` of the home's own memory folder, and
-history). Each door's test walks the whole list and reports every content that changed, by name.
-A summary no store can hold is refused by the CLI with exit 2 naming it."""
+subprocess (both tool families), and the CLI (stdin, ``--json`` get and list, snapshot, memory
+folder, mem0 and basic-memory exports imported into a fresh home, ``engram sync`` of the home's
+own memory folder, and history). Each door's test walks the whole list and reports every content
+that changed, by name. A summary no store can hold is refused by the CLI with exit 2 naming it,
+and MCP keeps optional text arguments that look like JSON as text."""
 
 from __future__ import annotations
 
@@ -121,7 +122,8 @@ def test_cli_round_trip(tmp_path: Path, name: str) -> None:
     assert json.loads(_cli(home, "--json", "get", "k1"))["content"] == text
     assert [m["content"] for m in _items(json.loads(_cli(home, "--json", "list")))] == [text]
     for fmt, target in (("snapshot", tmp_path / "snapshot.json"), ("markdown", tmp_path / "md"),
-                        ("yaml", tmp_path / "yaml"), ("json", tmp_path / "json")):
+                        ("yaml", tmp_path / "yaml"), ("json", tmp_path / "json"), ("mem0", tmp_path / "mem0.json"),
+                        ("basic-memory", tmp_path / "notes")):
         _cli(home, "export", "--format", fmt, str(target))
         _cli(tmp_path / f"from-{fmt}", "import", str(target))
         with Engram.from_settings(home=tmp_path / f"from-{fmt}", files={"enabled": False},
