@@ -143,6 +143,25 @@ def test_summary_is_stored_and_comes_back_first_on_next_assembly(tmp_path: Path)
     store.close()
 
 
+class Garbled:
+    """A summariser whose answer carries what no store holds, as a model's JSON escapes can."""
+
+    def summarize(self, messages: Sequence[Message]) -> str:
+        return "summary with a NUL \x00 and a lone \ud800 surrogate"
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "jsonl"])
+def test_a_models_summary_no_store_can_hold_is_stored_without_those_characters(tmp_path: Path, backend: str) -> None:
+    # A summary set by hand holding them is refused; engram's own is made to fit, as it is cut to
+    # length: the compaction failed (surrogate), or SQLite stored a NUL PostgreSQL would refuse.
+    with Engram.from_settings(home=tmp_path, files={"enabled": False}, history={"backend": backend}) as engram:
+        for m in conversation(25):
+            engram.history.add(KEY, m)
+        result = engram.history.compact(KEY, summarizer=Garbled(), force=True)
+        assert result.compacted and result.summarizer == "llm"
+        assert engram.history.summary(KEY) == result.summary == "summary with a NUL  and a lone  surrogate"
+
+
 def test_extraction_failure_discards_nothing(tmp_path: Path) -> None:
     store = SqliteHistoryStore.open(tmp_path / "memory.db")
     history = History(store, max_history_len=500)

@@ -154,9 +154,9 @@ def discard_if_unchanged(store: HistoryStore, key: str, read: Sequence[Message],
     if summary_read is None:
         return bool(method(key, read, start, stop, summary=summary))
     if _takes_summary_read(method):
-        return bool(method(key, read, start, stop, summary=summary, summary_read=check_summary(summary_read, "summary_read")))
+        return bool(method(key, read, start, stop, summary=summary, summary_read=check_summary_read(summary_read)))
     _warn_old(store)
-    if store.get_summary(key) != check_summary(summary_read, "summary_read"):
+    if store.get_summary(key) != check_summary_read(summary_read):
         return False
     return bool(method(key, read, start, stop, summary=summary))
 
@@ -200,7 +200,7 @@ def _pop_by_position(store: HistoryStore, key: str) -> Message | None:
 def _discard_by_position(store: HistoryStore, key: str, read: Sequence[Message], start: int, stop: int,
                          summary: str | None, summary_read: str | None = None) -> bool:
     read, start, stop = check_read(read, start, stop)
-    summary_read = None if summary_read is None else check_summary(summary_read, "summary_read")
+    summary_read = None if summary_read is None else check_summary_read(summary_read)
     _warn_fallback(store)
     with _FALLBACK_LOCK:
         if store.get_all(key)[: len(read)] != read:
@@ -271,8 +271,16 @@ def check_read(read: Sequence[Message], start: int, stop: int) -> tuple[list[Mes
     return list(read), start, stop
 
 
-def check_summary(summary: str, field: str = "summary") -> str:
-    """Validate a summary (or, ``field``, the summary a caller read); raises ``ValidationError``."""
+def check_summary(summary: str) -> str:
+    """Validate a summary to be stored: text every backend can hold (``usable_text``: no NUL, no
+    lone surrogate, refused alike on SQLite, PostgreSQL and JSONL rather than stored by one and
+    refused, or failing to encode, by another) within the message limit; raises ``ValidationError``."""
+    return usable_text("summary", check_summary_read(summary, "summary"))
+
+
+def check_summary_read(summary: str, field: str = "summary_read") -> str:
+    """Validate the summary a caller read (compared, never written: one an earlier version stored
+    with a NUL still matches); raises ``ValidationError`` naming ``field``."""
     if not isinstance(summary, str):
         raise ValidationError(field, f"got {type(summary).__name__}", "text")
     if len(summary) > MAX_MESSAGE_CHARS:

@@ -156,8 +156,16 @@ def fitted(summary: str, summarizer: str) -> str:
     the next compaction adds to (and what it carried over from before goes first); a model's keeps
     its beginning. Applied once made and again once screened (``compact_conversation``): a
     ``[REDACTED:kind]`` marker can be longer than what it replaced, and the summary is engram's own
-    text, so it is cut to fit, as a period summary is cut to ``max_content_chars``, not refused."""
+    text, so it is cut to fit, as a period summary is cut to ``max_content_chars``, not refused.
+    For the same reason a character no store can hold (NUL, a lone surrogate: a model's answer can
+    carry either as a JSON escape), which a summary set by hand is refused for, is left out."""
+    summary = _UNSTORABLE.sub("", summary)
     return summary[-MAX_SUMMARY_CHARS:] if summarizer == "count" else summary[:MAX_SUMMARY_CHARS]
+
+
+# What ``usable_text`` refuses: NUL, and a surrogate (in a str, one is always alone: a pair decodes
+# to the one character it encodes).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def compact_messages(

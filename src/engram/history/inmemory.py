@@ -18,6 +18,7 @@ from engram.history.base import (
     check_read,
     check_recent,
     check_summary,
+    check_summary_read,
 )
 from engram.history.keys import normal_key
 from engram.model import Message
@@ -104,7 +105,7 @@ class InMemoryHistoryStore:
         ident = self._id(key)
         read, start, stop = check_read(read, start, stop)
         summary = None if summary is None else check_summary(summary)
-        summary_read = None if summary_read is None else check_summary(summary_read, "summary_read")
+        summary_read = None if summary_read is None else check_summary_read(summary_read)
         with self._lock:
             messages = self._shelves.messages.get(ident, [])
             if messages[: len(read)] != read:

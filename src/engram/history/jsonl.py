@@ -64,6 +64,7 @@ from engram.history.base import (
     check_read,
     check_recent,
     check_summary,
+    check_summary_read,
 )
 from engram.history.clawless_lines import SNAKE, is_snake_case
 from engram.history.clawless_lines import field as clawless_field
@@ -355,7 +356,7 @@ class JsonlHistoryStore:
         key = normal_key(key)
         read, start, stop = check_read(read, start, stop)
         summary = None if summary is None else check_summary(summary)
-        summary_read = None if summary_read is None else check_summary(summary_read, "summary_read")
+        summary_read = None if summary_read is None else check_summary_read(summary_read)
         with self._locked():
             lines, _ = self._read()
             # Compared as read, under the file lock: the messages removed are the ones the caller saw.

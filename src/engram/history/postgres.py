@@ -19,13 +19,13 @@ from psycopg.types.json import Json, Jsonb
 
 from engram.db.pg_settings import PostgresSettings
 from engram.db.postgres import PgDatabase
-from engram.errors import ValidationError
 from engram.history.base import (
     DEFAULT_AGENT,
     check_agent,
     check_range,
     check_read,
     check_summary,
+    check_summary_read,
 )
 from engram.history.keys import normal_key
 from engram.history.sql_store import MESSAGE_COLUMNS, SqlHistoryStore
@@ -92,8 +92,7 @@ class PostgresHistoryStore(SqlHistoryStore):
         self.db.transact(work)
 
     def set_summary(self, key: str, summary: str) -> None:
-        key, summary = normal_key(key), check_summary(summary)
-        _refuse_nul("summary", summary)
+        key, summary = normal_key(key), check_summary(summary)  # NUL refused there, as on every backend
 
         def work(conn: Any) -> None:
             # Under the conversation's lock: a compaction comparing the summary it read sees this one.
@@ -140,8 +139,7 @@ class PostgresHistoryStore(SqlHistoryStore):
         read, start, stop = check_read(read, start, stop)
         if summary is not None:
             summary = check_summary(summary)
-            _refuse_nul("summary", summary)
-        summary_read = None if summary_read is None else check_summary(summary_read, "summary_read")
+        summary_read = None if summary_read is None else check_summary_read(summary_read)
 
         def work(conn: Any) -> bool:
             # Compared as read, under the append lock: the rows removed are the ones the caller saw.
@@ -182,12 +180,6 @@ class PostgresHistoryStore(SqlHistoryStore):
                 "SELECT conversation FROM history_summaries WHERE agent = %s ORDER BY 1", (self.agent, self.agent)
             ).fetchall()
         return [r[0] for r in rows]
-
-
-def _refuse_nul(field: str, value: str) -> None:
-    # PostgreSQL text cannot hold NUL: refuse it as bad input before anything is written.
-    if "\x00" in value:
-        raise ValidationError(field, "contains a NUL character", "text without NUL characters")
 
 
 def _row(message: Message) -> tuple[Any, ...]:

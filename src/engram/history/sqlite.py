@@ -25,6 +25,7 @@ from engram.history.base import (
     check_range,
     check_read,
     check_summary,
+    check_summary_read,
 )
 from engram.history.keys import normal_key
 from engram.history.sql_store import MESSAGE_COLUMNS, SqlHistoryStore
@@ -150,7 +151,7 @@ class SqliteHistoryStore(SqlHistoryStore):
         key = normal_key(key)
         read, start, stop = check_read(read, start, stop)
         summary = None if summary is None else check_summary(summary)
-        summary_read = None if summary_read is None else check_summary(summary_read, "summary_read")
+        summary_read = None if summary_read is None else check_summary_read(summary_read)
         with self.db.write() as conn:
             rows = conn.execute(
                 f"SELECT seq, {MESSAGE_COLUMNS} FROM history_messages WHERE agent = ? AND conversation = ? ORDER BY seq LIMIT ?",

@@ -215,6 +215,20 @@ class HistoryStoreContract:
         assert store.get_summary(OTHER) == ""
         assert store.conversations() == [KEY]
 
+    @pytest.mark.parametrize("text", ["nul \x00 byte", "lone \ud800 surrogate"], ids=["nul", "lone surrogate"])
+    def test_a_summary_no_store_can_hold_is_refused_naming_it(self, store: HistoryStore, text: str) -> None:
+        # Refused alike by every backend before anything is written: SQLite used to store a NUL that
+        # PostgreSQL refused, and a lone surrogate failed to encode on SQLite and JSONL.
+        store.append(KEY, user("m0"))
+        store.set_summary(KEY, "kept summary")
+        read = store.get_all(KEY)
+        for write in (lambda: store.set_summary(KEY, text),
+                      lambda: store.discard_if_unchanged(KEY, read, 0, 1, summary=text)):
+            with pytest.raises(ValidationError) as info:
+                write()
+            assert info.value.field == "summary"
+        assert store.get_summary(KEY) == "kept summary" and store.get_all(KEY) == read
+
     def test_discard_removes_positions_from_the_oldest(self, store: HistoryStore) -> None:
         messages = [user(f"m{i}", float(i)) for i in range(6)]
         for message in messages:

@@ -16,6 +16,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 
 from engram.errors import EngramError, refusal
+from engram.interfaces.mcp.text_arguments import keep_text
 from engram.interfaces.present import error_text, field_name
 
 T = TypeVar("T")
@@ -48,13 +49,20 @@ def arguments_text(exc: pydantic.ValidationError | Sequence[Any]) -> str:
 class EngramMCPServer(MCPServer):
     """The SDK's server, with argument errors reworded (``arguments_text``), arguments a tool does
     not take refused (``unknown_arguments``), arguments of the wrong type refused rather than
-    converted (``strict_arguments``), stdio lines the SDK cannot read answered and every stdio
+    converted (``strict_arguments``), optional text arguments that look like JSON kept as text
+    (``add_tool``: ``text_arguments``), stdio lines the SDK cannot read answered and every stdio
     request answered before the server stops at the end of stdin (``run_stdio_async``); nothing
     else differs."""
 
     _taken: dict[str, frozenset[str]] | None = None
     # Served to remote clients (MCP over HTTP): errors without the server's paths.
     remote: bool = False
+
+    def add_tool(self, fn: Callable[..., Any], name: str | None = None, **kwargs: Any) -> None:
+        super().add_tool(fn, name=name, **kwargs)
+        tool = self._tool_manager.get_tool(name or fn.__name__)
+        if tool is not None:  # (just added)
+            keep_text(tool)
 
     async def unknown_arguments(self, name: str, arguments: dict[str, Any]) -> None:
         """Raise ``ToolError`` naming the first argument that tool ``name`` does not take, with the
