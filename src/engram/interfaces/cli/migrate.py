@@ -65,6 +65,10 @@ def migrate(
                 bar.update(tasks[table], completed=done)
 
             reports = run(progress, on_file)
+    # A file refused or not verified is an error: standard output stays empty and the error, which
+    # names each such file and why, is the one line on standard error (docs/cli.md), as for every
+    # command; the files that did go stay copied, and a re-run reports them already copied.
+    require_verified(*reports)
     if cli.as_json:
         shown = [_as_json(report) for report in reports]
         emit_json({"target": reports[0].target if reports else None, "verified": all(r.verified for r in reports),
@@ -72,7 +76,6 @@ def migrate(
     else:
         for report in reports:
             _print(report)
-    require_verified(*reports)
 
 
 def _as_json(report: TransferReport) -> dict[str, Any]:
@@ -88,9 +91,6 @@ def _as_json(report: TransferReport) -> dict[str, Any]:
 def _print(report: TransferReport) -> None:
     from rich.table import Table
 
-    if report.refused:
-        render.console.print(f"{report.source} → {report.target}: [red]not copied[/red]: {report.refused}", highlight=False)
-        return
     if report.already_copied:
         render.console.print(f"{report.source} → {report.target}: already copied on {report.already_copied},"
                              " unchanged since; nothing copied", highlight=False, markup=False)
