@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from engram.interfaces.cli import render
+from engram.interfaces.cli import parsing, render
 from engram.interfaces.cli.render import emit_json
 from engram.interfaces.cli.state import state
 
@@ -35,6 +35,8 @@ def migrate(
     from engram.root import agent_database_path, migrate_every_file, migrate_to_postgres, migration_target
 
     cli = state(ctx)
+    if source is not None:  # named by the option typed (exit 2), as import's path: the copy's own check names no option
+        parsing.existing_path("--from", source, "engram's SQLite file to copy", stdin=False)
     settings = cli.settings()
     to = migration_target(settings, to)
     every_file = source is None and settings.per_agent_databases
