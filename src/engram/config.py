@@ -311,10 +311,12 @@ class Settings(BaseSettings):
     @field_validator("backend")
     @classmethod
     def _known_backend(cls, value: str) -> str:
-        from engram.registry import names  # what is registered, plug-ins included
+        from engram.registry import refuse_unknown  # what is registered, plug-ins included
 
-        if value not in names("backend"):
-            raise ValueError(f"unknown memory backend {jsondoc.shown(value)} (allowed: {', '.join(names('backend'))})")
+        try:
+            refuse_unknown("backend", value)
+        except ValidationError as exc:  # pydantic's error names the setting and where it was set
+            raise ValueError(exc.reason) from None
         return value
 
     @field_validator("path", mode="before")

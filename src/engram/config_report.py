@@ -42,8 +42,14 @@ class SettingSource:
     name: str | None = None
     file: Path | None = None
     foreign: bool = False
+    # What engram made of the value given, after where it came from: ``path`` left unset or empty
+    # (PtrClaw's ``"path": ""``, its "auto") is the backend's default file, which the value shows.
+    note: str | None = None
 
     def __str__(self) -> str:
+        return self._where() + (f": {self.note}" if self.note else "")
+
+    def _where(self) -> str:
         if self.kind == "argument":
             return f"argument {self.name}"
         if self.kind == "environment":
@@ -124,10 +130,28 @@ def _one(settings: Settings, target: KeyPath, value: Any, default: Any, secret: 
          source_of: Callable[[KeyPath], SettingSource | None]) -> DescribedSetting:
     source = source_of(target) or _derived(settings, target, value, default) or _provider_variable(settings, target)
     name = ".".join(target)
+    if target == ("path",) and value is None and settings.backend in _FILE_BACKENDS:
+        return _default_file(settings, source)
     if secret:
         given = value is not None and value != "" or source.kind == "environment"
         return DescribedSetting(name, SET if given else NOT_SET, source, secret=True)
     return DescribedSetting(name, _shown(value), source)
+
+
+# The backends that keep the memories in a file (``Settings.database_path``): ``path`` unset is theirs in the home.
+_FILE_BACKENDS = frozenset({"sqlite", "jsonfile"})
+
+
+def _default_file(settings: Settings, source: SettingSource) -> DescribedSetting:
+    """``path`` not set, or set empty (PtrClaw's ``"path": ""`` is its "auto"): shown as the file the
+    backend uses, with where the empty value came from and why that file. "none" told the user
+    nothing, and read as if no file were used."""
+    from dataclasses import replace
+
+    given = "not set" if source.kind == "default" else "empty"
+    used = (f"agent {settings.agent}'s own file (per_agent_databases)" if settings.per_agent_databases
+            else f"the {settings.backend} backend's file in the home")
+    return DescribedSetting("path", str(settings.database_path(settings.agent)), replace(source, note=f"{given}, so {used}"))
 
 
 def _derived(settings: Settings, target: KeyPath, value: Any, default: Any) -> SettingSource | None:

@@ -10,7 +10,7 @@ import importlib
 from typing import Any
 
 from engram import jsondoc
-from engram.errors import ConfigError
+from engram.errors import ConfigError, ValidationError
 
 _TARGETS: dict[str, dict[str, str]] = {
     # kind -> name -> "module:attribute".
@@ -62,6 +62,15 @@ def names(kind: str) -> list[str]:
 # set (``backend = "mongo"`` in the config file, ``--backend``, ``ENGRAM_HISTORY__BACKEND``).
 _CHOSEN_BY = {"backend": ("backend", "memory backend"), "history": ("history.backend", "history backend"),
               "embedding": ("embeddings.provider", "embedding provider"), "llm": ("llm.provider", "llm provider")}
+
+
+def refuse_unknown(kind: str, name: str) -> None:
+    """``ValidationError`` on the setting that chooses ``kind`` (``backend``) when nothing is
+    registered as ``name``, listing what is: the settings' check of a name given anywhere, and a
+    door's of its option (``--backend``: bad input, named as typed)."""
+    if name not in _TARGETS.get(kind, {}):
+        setting, label = _CHOSEN_BY.get(kind, (kind, kind))
+        raise ValidationError(setting, f"unknown {label} {jsondoc.shown(name)}", names(kind))
 
 
 def resolve(kind: str, name: str) -> Any:

@@ -643,7 +643,12 @@ def reindex_targets(engram: Engram, settings: Settings, *, all_agents: bool = Fa
     agent runs it. With one database per agent (``per_agent_databases``) an agent's run re-embeds its
     own database alone, and the operator's run (``--all-agents``, or no agent named: ``operators_run``)
     every agent's database in the home in turn (``every_agents_engine``), where it re-embedded the
-    configured agent's alone."""
+    configured agent's alone. None for an engine over no database yet (``build_reading_engram``'s for
+    an agent with none, or a new home): there is nothing to re-embed, and no database is made."""
+    from engram.agent_databases import not_made_yet
+
+    if not_made_yet(engram):
+        return []
     if engram.agent_databases is None:
         return [(None, engram)]
     if not operators_run(settings, all_agents=all_agents):

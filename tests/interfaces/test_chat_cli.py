@@ -130,3 +130,13 @@ def test_compact_in_chat_reports_on_stderr_leaving_stdout_to_the_replies(tmp_pat
     assert "compacted: 2 messages summarised" in done.stderr
     assert "nothing to compact: only 10 messages, the last 10 are always kept" in done.stderr
     assert "compact" not in done.stdout and len(done.stdout.splitlines()) == len(lines)  # one reply per message
+
+
+def test_an_empty_message_option_exits_2_naming_it_and_sends_nothing(tmp_path):
+    # `-m ''` (an unset variable in a script) was skipped as a blank typed line is: exit 0, nothing sent.
+    home = tmp_path / "home"
+    for args, named in ((("-m", ""), "--message[0]"), (("-m", "My name is Alice.", "-m", "  \n"), "--message[1]")):
+        done = run_chat(home, [], None, *args)
+        assert (done.returncode, done.stdout) == (2, ""), done.stderr
+        assert done.stderr == f"error: {named}: must not be empty (allowed: 1-1000000 characters)\n"
+    assert not home.exists()  # refused before anything opened: no MEMORY.md, no database, Alice not stored

@@ -83,3 +83,24 @@ def test_a_reindex_in_a_shared_database_says_it_re_embedded_every_agents_memorie
     said = cli_output(home, "--agent", "alice", "reindex", env=embedder)
     assert f"embedded 3 memories with ollama:nomic-embed-text:768 in {home / 'memory.db'}" in said
     assert "every agent's memories" in said
+
+
+def test_a_reindex_for_an_agent_with_no_database_makes_none_and_says_so(
+        tmp_path: Path, embedder: dict[str, str]) -> None:
+    # `-a carol reindex` made carol's empty database (agents/carol/memory.db), which the operator's
+    # backups, maintenance and sync then took for a real agent's, and said "embedded 0 memories".
+    home, env = tmp_path / "home", {"ENGRAM_PER_AGENT_DATABASES": "true", **embedder}
+    _fill(home, env)
+    said = CliRunner().invoke(app, ["--home", str(home), "--agent", "carol", "reindex"], env=env, catch_exceptions=False)
+    assert said.exit_code == 0 and said.stdout == ""  # nothing done is no error: a note, as stats' for carol
+    assert said.stderr.strip() == ("nothing to re-embed: agent carol has no database yet (its first write makes"
+                                   f" {home / 'agents' / 'carol' / 'memory.db'})")
+    done = json.loads(cli_output(home, "--agent", "carol", "--json", "reindex", env=env))
+    assert done == {"embedded": 0, "embedding_identity": "none", "databases": []}
+    assert sorted(p.name for p in (home / "agents").iterdir()) == ["alice", "bob"]  # none made for carol
+    assert (_vectors(home, "alice", env), _vectors(home, "bob", env)) == (0, 0)  # nobody else's re-embedded
+
+    new_home = tmp_path / "new"  # a new home, one shared database: none made either
+    said = CliRunner().invoke(app, ["--home", str(new_home), "reindex"], env=embedder, catch_exceptions=False)
+    assert said.exit_code == 0 and said.stdout == "" and "nothing to re-embed: there is no database yet" in said.stderr
+    assert not new_home.exists()

@@ -94,6 +94,10 @@ def test_a_ptrclaw_config_json_says_which_key_gave_each_setting(tmp_path: Path) 
     assert settings["backend"]["from"] == f"{config}: memory.backend {translated}"
     assert settings["chat.recall_limit"]["from"] == f"{config}: memory.recall_limit {translated}"
     assert settings["recall.recency_half_life_s"]["value"] == 3600
+    # PtrClaw's "path": "" is its "auto": the file used is the JSON backend's in the home, shown so, not "none".
+    assert settings["path"] == {"value": str(home / "memory.json"), "kind": "config file", "changed": True,
+                                "secret": False, "from": f"{config}: memory.path {translated}: empty, so the"
+                                                         " jsonfile backend's file in the home"}
     # PtrClaw's key falls back to providers.openai.api_key, as PtrClaw has it: named, never shown.
     assert settings["embeddings.api_key"] == {"value": SET, "from": f"{config}: providers.openai.api_key {translated}",
                                               "kind": "config file", "changed": True, "secret": True}
@@ -108,8 +112,24 @@ def test_a_ptrclaw_config_json_says_which_key_gave_each_setting(tmp_path: Path) 
     assert table.returncode == 0, table.stderr
     assert table.stdout.startswith(f"config file: {config}\n")
     assert any("chat.recall_limit" in line and "memory.recall_limit" in line for line in table.stdout.splitlines())
+    path_row = next(line for line in table.stdout.splitlines() if line.split("│")[1:2] == [" path" + " " * 40])
+    assert str(home / "memory.json") in path_row and "none" not in path_row, path_row
     assert "sk-ptrclaw-openai-secret" not in table.stdout + table.stderr
     assert _files(home) == ["config.json"]
+
+
+@pytest.mark.parametrize(("env", "used", "why"), [
+    ({}, "memory.db", "default: not set, so the sqlite backend's file in the home"),
+    ({"ENGRAM_PER_AGENT_DATABASES": "true"}, "agents/bob/memory.db",
+     "default: not set, so agent bob's own file (per_agent_databases)"),
+])
+def test_path_not_set_shows_the_file_used(tmp_path: Path, env: dict[str, str], used: str, why: str) -> None:
+    home = tmp_path / "home"
+    shown = _shown(run(home, "--agent", "bob", "--json", "config", "show", **env))["settings"]["path"]
+    assert (shown["value"], shown["from"]) == (str(home / used), why)
+    assert shown["changed"] is False  # a default still: --changed leaves it out
+    assert _shown(run(home, "--json", "config", "show", ENGRAM_BACKEND="inmemory"))["settings"]["path"]["value"] is None
+    assert not home.exists()
 
 
 def test_bad_config_still_exits_4_naming_the_setting_and_makes_nothing(tmp_path: Path) -> None:

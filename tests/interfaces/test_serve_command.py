@@ -217,3 +217,25 @@ def test_once_started_serve_freezes_the_heap_it_built(isolated_home: Path) -> No
             assert not any(o is built_at_start for o in gc.get_objects())  # no pass visits it now
     finally:
         gc.unfreeze()  # (this process goes on building servers: tests)
+
+
+def test_an_address_no_socket_takes_exits_2_naming_the_option_and_listens_nowhere(isolated_home: Path) -> None:
+    # --port 99999 reached bind() and came out as "internal error: OverflowError"; --host "" bound
+    # every interface (bind's meaning of an empty host) and served the API on the network.
+    env = {**os.environ, "ENGRAM_HOME": str(isolated_home)}
+    for args, said in (
+        (("--port", "99999"), "error: --port: 99999 is out of range (allowed: 0 to 65535; 0 picks a free port)"),
+        (("--port", "-1"), "error: --port: -1 is out of range (allowed: 0 to 65535; 0 picks a free port)"),
+        (("--host", ""), "error: --host: must not be empty (allowed: an address to listen on: 127.0.0.1"),
+        (("--host", "  "), "error: --host: must not be empty (allowed: "),
+    ):
+        done = subprocess.run([sys.executable, "-m", "engram", "serve", *args], env=env, capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 2 and done.stdout == "", (args, done.stderr)
+        assert done.stderr.startswith(said) and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    # The configured port is checked the same way, named where it was set (exit 4: configuration).
+    done = subprocess.run([sys.executable, "-m", "engram", "serve"], env={**env, "ENGRAM_SERVER__PORT": "70000"},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 4 and "server.port: 70000 is out of range" in done.stderr, done.stderr
+    assert "ENGRAM_SERVER__PORT" in done.stderr
+    assert not isolated_home.exists()  # nothing made

@@ -94,12 +94,16 @@ def test_a_token_id_naming_another_token_there_still_refuses_the_file(pg_url: st
         conn.execute("UPDATE api_tokens SET token_hash = ? WHERE id = ?", ("0" * 64, token_id))  # another secret
 
     again = _run(home, "--json", "migrate", "--to", pg_url)
-    assert again.returncode != 0
-    auth = next(f for f in json.loads(again.stdout)["files"] if f["source"].endswith("auth.db"))
-    assert f"token {token_id} is another token there (another secret)" in auth["refused"]
+    # An error, as every command's (docs/cli.md): standard output empty, the one error line on
+    # standard error naming the refused file and why; no report of the files that did go.
+    assert again.returncode == 1 and again.stdout == ""
+    refused = " ".join(again.stderr.split())
+    assert refused.startswith("error: copy to ") and "incomplete, 1 of " in refused
+    assert "auth.db: " in refused, refused
+    assert f"token {token_id} is another token there (another secret)" in refused
     # The hint names what clashed, a token (`engram token create`), not a memory to forget or re-key.
-    assert "resolve each (a token: its id names another token there;" in auth["refused"]
-    assert "`engram token create`" in auth["refused"] and "re-key" not in auth["refused"]
+    assert "resolve each (a token: its id names another token there;" in refused
+    assert "`engram token create`" in refused and "re-key" not in refused
     db = PgDatabase.connect(pg_url)
     try:
         assert PostgresTokenStore(db).verify(token).id == token_id  # nothing overwritten

@@ -38,11 +38,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engram import jsondoc
 from engram.db import transfer_audit, transfer_overlap, transfer_record, transfer_rows
 from engram.db.pg_settings import PostgresSettings
 from engram.db.postgres import PgDatabase, redact_dsn  # raises MissingDependencyError without the extra
 from engram.db.sqlite import Database
-from engram.errors import DimensionError, IntegrityError, NotFoundError
+from engram.errors import DimensionError, IntegrityError, NotFoundError, ValidationError
 from engram.store.postgres import ensure_vector_index
 from engram.store.vectors import parse_identity_dims
 from engram.text import counted
@@ -250,7 +251,8 @@ def copy_sqlite_to_postgres(
     ``TransferReport.already_copied`` says when, and nothing removed there since comes back; a file
     changed since such a copy is copied as usual, ``TransferReport.changed_since`` saying so. What the target holds
     otherwise and a rule settles (``transfer_overlap``) is listed in ``TransferReport.resolved``.
-    Raises NotFoundError when the SQLite file does not exist, ValidationError (field ``to``), before
+    Raises NotFoundError when the SQLite file does not exist, ValidationError (field ``from``) when
+    it is a folder, ValidationError (field ``to``), before
     anything of the file is written, when the target holds one of its rows with other content that
     no rule settles or one of its memories' keys under another id, DimensionError when the target
     already holds vectors of another embedding identity, StorageError when either database fails.
@@ -258,6 +260,8 @@ def copy_sqlite_to_postgres(
     path = Path(sqlite_path)
     if not path.exists():
         raise NotFoundError("SQLite store", str(path))
+    if path.is_dir():  # opened, it failed as an unreadable database (or a ValueError for "/"): name what it is
+        raise ValidationError("from", f"{jsondoc.shown(str(path))} is a folder", "engram's SQLite file (memory.db)")
     source = Database(path, key=key)
     target = PgDatabase.connect(database_url, settings)
     report = TransferReport(source=str(path), target=redact_dsn(database_url))

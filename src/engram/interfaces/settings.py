@@ -6,15 +6,17 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import Field, field_validator
+from pydantic import ValidationError as PydanticValidationError
+from pydantic_core import PydanticCustomError
 
-from engram.errors import ValidationError
+from engram.errors import ValidationError, refusal
 from engram.model import make_scope
 from engram.settings_section import SettingsSection
 
 
 class ServerSettings(SettingsSection):
     host: str = "127.0.0.1"
-    port: int = Field(8765, ge=0, le=65535)
+    port: int = 8765
     # Largest request body the HTTP API accepts (imports included); larger ones get 413.
     max_body_bytes: int = Field(2_000_000, ge=1024)
     # Which MCP tool family to offer: ClawCode's (remember/recall/forget/link/get/list/update, the
@@ -44,3 +46,33 @@ class ServerSettings(SettingsSection):
         except ValidationError as exc:
             raise ValueError(f"{value!r} is not an agent name (allowed: {exc.allowed})") from None
         return value
+
+    @field_validator("host")
+    @classmethod
+    def _some_address(cls, value: str) -> str:
+        # "" is no address to the user, but to bind() it is every interface: a typo, or an unset
+        # variable in a launch script, would have put the API on the network.
+        if not value.strip():
+            raise PydanticCustomError("blank", "{problem} (allowed: {allowed})", {
+                "problem": "must not be empty",
+                "allowed": "an address to listen on: 127.0.0.1 (this machine only), or 0.0.0.0 / :: for every interface"})
+        return value
+
+    @field_validator("port")
+    @classmethod
+    def _port_number(cls, value: int) -> int:
+        # Checked here, not left to bind(): its OverflowError reached the user as an internal error.
+        if not 0 <= value <= 65535:
+            raise PydanticCustomError("out_of_range", "{problem} (allowed: {allowed})", {
+                "problem": f"{value} is out of range", "allowed": "0 to 65535; 0 picks a free port"})
+        return value
+
+    def listening_on(self, host: str | None = None, port: int | None = None) -> ServerSettings:
+        """This section with the address given at start (``engram serve --host/--port``; None: the
+        configured one), checked as the configured one is. Raises ``ValidationError`` naming
+        ``host`` or ``port``."""
+        given = {name: value for name, value in (("host", host), ("port", port)) if value is not None}
+        try:
+            return self.model_validate({**self.model_dump(), **given})
+        except PydanticValidationError as exc:
+            raise refusal(exc.errors()[0]) from None

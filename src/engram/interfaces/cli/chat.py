@@ -47,6 +47,7 @@ def chat(
     from engram.interfaces.cli.app import exit_code
 
     st = state(ctx)
+    _refuse_unsendable(message or [])
     agent = MemoryAgent.from_settings(st.settings(), st.engram())
     failures: list[EngramError] = []
     try:
@@ -64,6 +65,18 @@ def chat(
     scripted = bool(message) or not sys.stdin.isatty()
     if failures and scripted:
         raise typer.Exit(exit_code(failures[0]))
+
+
+def _refuse_unsendable(messages: list[str]) -> None:
+    """Each ``-m`` checked as the user message it becomes (``model.make_message``), before anything
+    opens: an empty one (an unset variable in a script) was skipped as a blank typed line is, and
+    the chat exited 0 having sent nothing. Raises ``ValidationError`` naming ``--message[N]``."""
+    from engram.interfaces import present
+    from engram.model import make_message
+
+    for n, text in enumerate(messages):
+        with present.wire_names({"content": f"--message[{n}]"}):
+            make_message("user", text)
 
 
 def _banner(agent: MemoryAgent) -> None:

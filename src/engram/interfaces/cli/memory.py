@@ -778,8 +778,17 @@ def reindex(
     st = state(ctx)
     st.refuse_all_agents_beside_a_view(all_agents, "re-embeds every agent's database", "that agent's own database")
     done: list[tuple[str | None, Engram, int]] = []
-    for database, engine in reindex_targets(st.reaching_engram(all_agents=all_agents), st.settings(),
-                                            all_agents=all_agents):
+    # Only what is stored is re-embedded: an agent with no database yet (or a new home) gets none made.
+    reach = st.reaching_engram(all_agents=all_agents, reading=True)
+    targets = reindex_targets(reach, st.settings(), all_agents=all_agents)
+    if not targets:
+        if st.as_json:
+            render.emit_json({"embedded": 0, "embedding_identity": "none", "databases": []})
+        else:  # as stats' note, and history compact's "nothing to compact": nothing done is no error
+            whose = f"agent {reach.scope.agent} has" if st.settings().per_agent_databases else "there is"
+            render.note_line(f"nothing to re-embed: {whose} no database yet (its first write makes {reach.store.location()})")
+        return
+    for database, engine in targets:
         first = "embedding" if database is None else f"embedding {database}'s database"
         with render.progress(first, quiet=st.as_json) as report:
             done.append((database, engine, engine.reindex(lambda n, total, first=first: report(first, n, total))))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from engram.interfaces.cli import render
+from engram.interfaces.cli import parsing, render
 from engram.interfaces.cli.render import emit_json
 from engram.interfaces.cli.state import state
 
@@ -35,6 +35,8 @@ def migrate(
     from engram.root import agent_database_path, migrate_every_file, migrate_to_postgres, migration_target
 
     cli = state(ctx)
+    if source is not None:  # named by the option typed (exit 2), as import's path: the copy's own check names no option
+        parsing.existing_path("--from", source, "engram's SQLite file to copy", stdin=False)
     settings = cli.settings()
     to = migration_target(settings, to)
     every_file = source is None and settings.per_agent_databases
@@ -65,6 +67,10 @@ def migrate(
                 bar.update(tasks[table], completed=done)
 
             reports = run(progress, on_file)
+    # A file refused or not verified is an error: standard output stays empty and the error, which
+    # names each such file and why, is the one line on standard error (docs/cli.md), as for every
+    # command; the files that did go stay copied, and a re-run reports them already copied.
+    require_verified(*reports)
     if cli.as_json:
         shown = [_as_json(report) for report in reports]
         emit_json({"target": reports[0].target if reports else None, "verified": all(r.verified for r in reports),
@@ -72,7 +78,6 @@ def migrate(
     else:
         for report in reports:
             _print(report)
-    require_verified(*reports)
 
 
 def _as_json(report: TransferReport) -> dict[str, Any]:
@@ -88,9 +93,6 @@ def _as_json(report: TransferReport) -> dict[str, Any]:
 def _print(report: TransferReport) -> None:
     from rich.table import Table
 
-    if report.refused:
-        render.console.print(f"{report.source} → {report.target}: [red]not copied[/red]: {report.refused}", highlight=False)
-        return
     if report.already_copied:
         render.console.print(f"{report.source} → {report.target}: already copied on {report.already_copied},"
                              " unchanged since; nothing copied", highlight=False, markup=False)

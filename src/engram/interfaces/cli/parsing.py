@@ -55,24 +55,25 @@ _SHOWN_JSON_CHARS = 60
 _SHOWN_PATH_CHARS = 200
 
 
-def unreadable_path(field: str, given: str, exc: OSError | None, holding: str, what: str = "file") -> ValidationError:
+def unreadable_path(field: str, given: str, exc: OSError | None, holding: str, what: str = "file", *,
+                    stdin: bool = True) -> ValidationError:
     """The error for a path argument ``field`` (which also takes ``-`` for standard input) naming
     nothing readable: ``exc`` is what reading it raised, ``None`` when it is not there. The JSON
     itself passed where its path goes (the common mistake) is named as such; the value is shown cut
     and OSError's own text, which repeats the whole path, is left out. ``holding`` says what the
     path should name, e.g. ``"a file holding a JSON list of messages"``; ``what`` what sort of
-    path it is (``"file"``, ``"file or folder"``)."""
-    if given.lstrip().startswith(("[", "{")):
+    path it is (``"file"``, ``"file or folder"``); ``stdin`` False: the argument takes no ``-``."""
+    if stdin and given.lstrip().startswith(("[", "{")):
         shown = jsondoc.shown(given, _SHOWN_JSON_CHARS)
         return ValidationError(field, f"takes a {what} path, not the JSON itself: no {what} {shown}",
                                f"a path to {holding}, or - to read the document from standard input")
     shown = jsondoc.shown(given, _SHOWN_PATH_CHARS)
     problem = ("does not exist" if exc is None or isinstance(exc, FileNotFoundError)
                else f"cannot be read: {exc.strerror or type(exc).__name__}")
-    return ValidationError(field, f"{shown} {problem}", f"a path to {holding}, or - for standard input")
+    return ValidationError(field, f"{shown} {problem}", f"a path to {holding}{', or - for standard input' if stdin else ''}")
 
 
-def existing_path(field: str, path: Path, holding: str, what: str = "file") -> Path:
+def existing_path(field: str, path: Path, holding: str, what: str = "file", *, stdin: bool = True) -> Path:
     """``path`` when something is there; else ``unreadable_path``'s error (a name too long for a
     file system, as JSON text given for the path often is, included)."""
     try:
@@ -81,4 +82,4 @@ def existing_path(field: str, path: Path, holding: str, what: str = "file") -> P
         problem: OSError | None = None
     except OSError as exc:
         problem = exc
-    raise unreadable_path(field, str(path), problem, holding, what)
+    raise unreadable_path(field, str(path), problem, holding, what, stdin=stdin)

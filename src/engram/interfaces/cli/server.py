@@ -51,7 +51,7 @@ def serve(
     show_server_logs()
     st = state(ctx)
     settings = st.settings()
-    server_settings = settings.server.model_copy(update={k: v for k, v in (("host", host), ("port", port)) if v is not None})
+    server_settings = settings.server.listening_on(host, port)  # an address no socket takes: exit 2 naming it
     # Listen first: /healthz answers "starting" while the framework, the store and the app load;
     # /readyz answers 503 naming each start-up step until it is done (see readiness).
     sock = bind(server_settings.host, server_settings.port)

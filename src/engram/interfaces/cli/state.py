@@ -34,6 +34,7 @@ class CliState:
         if self._settings is None:
             from engram.root import load_settings
 
+            self._refuse_unknown_backend()
             with self._global_options_named():
                 self._settings = load_settings(config=self.config, home=self.home, agent=self.agent,
                                                session=self.session, backend=self.backend)
@@ -43,9 +44,20 @@ class CliState:
         """The settings this run would use, each with where it came from (``config.describe_settings``)."""
         from engram.config import describe_settings
 
+        self._refuse_unknown_backend()
         with self._global_options_named():
             return describe_settings(config=self.config, home=self.home, agent=self.agent, session=self.session,
                                      backend=self.backend)
+
+    def _refuse_unknown_backend(self) -> None:
+        """``--backend`` naming no backend: bad input on the option (exit 2), as any option's unknown
+        choice; read with the settings it was a configuration error "from an argument" (exit 4)."""
+        if self.backend is not None:
+            from engram.interfaces import present
+            from engram.registry import refuse_unknown
+
+            with present.wire_names({"backend": "--backend"}):
+                refuse_unknown("backend", self.backend)
 
     @contextmanager
     def _global_options_named(self) -> Iterator[None]:

@@ -1,0 +1,33 @@
+"""``engram migrate --from PATH`` naming nothing to copy is bad input on ``--from`` (exit 2, one
+line naming the option and what it takes), before any database is reached: the target here is a
+port nothing listens on, so reaching it would fail otherwise. The real entry point in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+UNREACHABLE = "postgresql://engram@127.0.0.1:1/nowhere"
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    # It exited 3 with "SQLite store not found", naming no option.
+    ("missing.db", 'does not exist (allowed: a path to engram\'s SQLite file to copy)'),
+    # A folder failed opening as a database (exit 1), and "/" as "internal error: ValueError".
+    ("folder", "is a folder (allowed: engram's SQLite file (memory.db))"),
+    ("/", "is a folder (allowed: engram's SQLite file (memory.db))"),
+])
+def test_a_from_naming_no_sqlite_file_exits_2_naming_the_option(isolated_home: Path, tmp_path: Path,
+                                                                given: str, said: str) -> None:
+    (tmp_path / "folder").mkdir()
+    path = given if given == "/" else str(tmp_path / given)
+    env = {**os.environ, "ENGRAM_HOME": str(isolated_home)}
+    done = subprocess.run([sys.executable, "-m", "engram", "--json", "migrate", "--from", path, "--to", UNREACHABLE],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr == f'error: --from: "{path}" {said}\n'
+    assert [p.name for p in tmp_path.iterdir()] == ["folder"]  # nothing made: no home, no file beside
