@@ -839,9 +839,9 @@ def _by_mem0_id(database: Engram, agent: str | None, mem0_id: str) -> EngramMemo
     store as a metadata condition (``where.Compare`` down the path ``mem0`` -> ``id``), in the
     agent scopes named as the facade names owners: the store reads the rows (no index: a scan of
     the JSON of an owner's rows in SQL: about 80 ms in one shared SQLite database of 10,000 memories,
-    15 ms with one per agent), the facade only the one it finds; engram's id is looked up first. A memory another door put in an owner's agent is not the facade's
-    (``_made_here``), nor one of another owner than its ids name: no owner reaches another's by
-    it, as by engram's id."""
+    15 ms with one per agent), the facade only the one it finds; engram's id is looked up first.
+    A memory another door put in an owner's agent is not the facade's (``_made_here``), nor one of
+    another owner than its ids name: no owner reaches another's by it, as by engram's id."""
     # One database per agent holds its agent's; the shared one names its agents in its figures.
     scopes = [Scope(agent)] if agent is not None else [
         scope for scope in map(Scope.parse, database.stats().by_scope)
