@@ -71,16 +71,28 @@ def json_text(value: Any) -> str:
 @dataclass(frozen=True, slots=True)
 class Compare:
     """One test of the value under ``key``: ``op`` is ``eq``, ``in`` (``value`` a tuple),
-    ``gt``/``gte``/``lt``/``lte``, ``contains``, ``icontains`` or ``exists``."""
+    ``gt``/``gte``/``lt``/``lte``, ``contains``, ``icontains`` or ``exists``. ``within``: the keys,
+    in turn, of the objects under ``key`` that lead to the value tested (``("id",)``: the ``id`` of
+    the object under ``key``); a value not reached that way is missing. Never written in the
+    language (a key there is one key, dots and all): made by engram's own code, as the mem0 facade
+    finds a memory by the mem0 id kept at ``metadata["mem0"]["id"]``."""
 
     key: str
     op: str
     value: Any = None
+    within: tuple[str, ...] = ()
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """``key`` and ``within``: the path from the metadata to the value tested."""
+        return (self.key, *self.within)
 
     def matches(self, metadata: Mapping[str, Any]) -> bool:
-        if self.key not in metadata:
-            return False
-        stored = metadata[self.key]
+        stored: Any = metadata
+        for key in self.keys:
+            if not isinstance(stored, Mapping) or key not in stored:
+                return False
+            stored = stored[key]
         if self.op == "exists":
             return True
         if self.op == "eq":

@@ -311,7 +311,8 @@ def test_a_mem0_export_comes_in_where_the_facade_finds_it(m: Memory) -> None:
     # The item's metadata as mem0 had it; engram keeps mem0's id, hash and ids beside it, and what the
     # import brought (the text's digest, the categories) for the next import, as engram import does.
     assert paris["metadata"] == {"source": "chat"}
-    assert m.engram.for_agent("alex").get(paris["id"]).metadata["mem0"] == {
+    assert paris["id"] == "f38b689d-6b24-45b7-bced-17fbb4d8bac7"  # mem0's id, as the application stored it
+    assert m.engram.for_agent("alex").get(_engram_id(m, paris["id"])).metadata["mem0"] == {
         "id": "f38b689d-6b24-45b7-bced-17fbb4d8bac7", "hash": "62bc074f56d1f909f1b4c2b639f56f6a", "user_id": "alex",
         "imported_text_sha256": _sha256(paris["memory"]), "imported_tags": ["travel"]}
     # Its ids narrow reads as the facade's own memories' do, and mem0's id reaches nothing else.
@@ -394,14 +395,15 @@ def test_imported_metadata_comes_back_as_mem0_had_it(m: Memory, caplog: pytest.L
     assert {content: item["metadata"] for content, item in items.items()} == original
     coffee = items["Orders a flat white every morning"]
     assert m.get(coffee["id"])["metadata"]["mem0"]["note"] == "cafe\u0301 \u2615  "
-    assert m.engram.for_agent("alex").get(coffee["id"]).metadata["mem0"] == {
+    assert m.engram.for_agent("alex").get(_engram_id(m, coffee["id"])).metadata["mem0"] == {
         "id": "3d1f6a2e-8c4b-4f0a-9e7d-5b2c1a0f9e8d", "hash": "0c2f4e6a8b1d3f5e7a9c0b2d4f6e8a1c", "user_id": "alex",
         "own": {"id": "crm-7731", "note": "cafe\u0301 \u2615  "},
         "imported_text_sha256": _sha256(coffee["memory"]), "imported_tags": ["food"]}
     # Changing the user's own "mem0" entry changes that entry, not what engram keeps of the origin.
     m.update(coffee["id"], "Orders an oat flat white every morning", metadata={"mem0": "changed"})
     assert m.get(coffee["id"])["metadata"] == {"source": "chat", "mem0": "changed"}
-    assert m.engram.for_agent("alex").get(coffee["id"]).metadata["mem0"]["id"] == "3d1f6a2e-8c4b-4f0a-9e7d-5b2c1a0f9e8d"
+    kept = m.engram.for_agent("alex").get(_engram_id(m, coffee["id"])).metadata["mem0"]
+    assert kept["id"] == coffee["id"] == "3d1f6a2e-8c4b-4f0a-9e7d-5b2c1a0f9e8d"
     # A memory added with a "mem0" entry of its own gives it back too.
     added = m.add("Walks the dog at noon", user_id="alex", metadata={"mem0": {"id": "mine"}}, infer=False)
     assert m.get(added["results"][0]["id"])["metadata"] == {"mem0": {"id": "mine"}}
@@ -419,7 +421,7 @@ def test_the_platforms_fields_come_in_as_engram_import_keeps_them(m: Memory) -> 
     items = {item["memory"]: item for item in m.get_all(user_id="alice")["results"]}
     for given in source:
         item = items[given["memory"]]
-        kept = m.engram.for_agent("alice").get(item["id"]).metadata["mem0"]
+        kept = m.engram.for_agent("alice").get(_engram_id(m, item["id"])).metadata["mem0"]
         assert {k: kept.get(k) for k in (*fields, "id", "hash")} == {k: given[k] for k in (*fields, "id", "hash")}
         assert not set(fields) & set(item) and item["metadata"] == given["metadata"], item
     back = {i["id"]: i for i in json.loads(dump(m.engram.for_agent("alice")))["results"]}
@@ -457,7 +459,7 @@ def test_a_newer_export_of_an_item_leaves_its_memory_as_a_fresh_import_of_it_wou
     [item] = m.get_all(user_id="alex")["results"]
     before_update = m.engram.clock()
     assert m.import_mem0([second]) == {"imported": 1, "skipped": 0, "forgotten": 0}
-    [memory] = m.engram.store.get_many([item["id"]])
+    [memory] = m.engram.store.get_many([_engram_id(m, item["id"])])
     assert (memory.content, memory.tags) == (text, ("trips", "europe"))
     assert memory.valid_until == datetime(2024, 10, 1, tzinfo=UTC).timestamp()
     assert memory.metadata == {"source": "email", "user_id": "alex", "mem0": {
@@ -477,11 +479,11 @@ def test_a_newer_export_of_an_item_leaves_its_memory_as_a_fresh_import_of_it_wou
     # The first export again changes nothing, nor does the second.
     for export in ([_FIRST], [second]):
         assert m.import_mem0(export) == {"imported": 0, "skipped": 1, "forgotten": 0}
-        assert m.engram.store.get_many([item["id"]]) == [memory]
+        assert m.engram.store.get_many([_engram_id(m, item["id"])]) == [memory]
     # A newer one without an expiry or categories: the valid time and tags are cleared, as fresh.
     third = {k: v for k, v in second.items() if k not in ("expiration_date", "categories")}
     assert m.import_mem0([{**third, "updated_at": "2030-01-01T00:00:00Z"}])["imported"] == 1
-    [memory] = m.engram.store.get_many([item["id"]])
+    [memory] = m.engram.store.get_many([_engram_id(m, item["id"])])
     assert (memory.valid_until, memory.tags, memory.metadata["mem0"]) == (None, (), {
         "id": _FIRST["id"], "hash": second["hash"], "user_id": "alex", "imported_text_sha256": _sha256(text),
         "imported_tags": []})
@@ -496,7 +498,7 @@ def test_a_newer_item_whose_text_dates_it_after_its_expiry_updates_as_a_fresh_im
     assert m.import_mem0([_FIRST]) == {"imported": 1, "skipped": 0, "forgotten": 0}
     [item] = m.get_all(user_id="alex")["results"]
     assert m.import_mem0([second]) == {"imported": 1, "skipped": 0, "forgotten": 0}
-    [memory] = m.engram.store.get_many([item["id"]])
+    [memory] = m.engram.store.get_many([_engram_id(m, item["id"])])
     assert (memory.content, memory.valid_from, memory.valid_until) == (
         second["memory"], None, datetime(2024, 10, 1, tzinfo=UTC).timestamp())
 
@@ -505,6 +507,12 @@ def _later(after: float, item: dict[str, Any], **changed: Any) -> dict[str, Any]
     """``item`` as mem0 gives it once it changed it a minute after ``after`` (an engram memory's
     update time): newer than the memory, as an export taken after mem0's change is."""
     return {**item, **changed, "updated_at": datetime.fromtimestamp(after + 60, UTC).isoformat()}
+
+
+def _engram_id(m: Memory, facade_id: str) -> str:
+    """engram's id of the memory the facade calls ``facade_id`` (the mem0 id of one imported from
+    mem0: ``compat.mem0.public_id``)."""
+    return m._find(facade_id)[0].id
 
 
 def _read(m: Memory, memory_id: str) -> Any:
@@ -558,9 +566,9 @@ def test_a_newer_item_that_brings_nothing_new_leaves_its_memory_untouched(m: Mem
     other = {**_FIRST, "id": "b2", "memory": "Likes green tea"}
     assert m.import_mem0([touched, other]) == {"imported": 1, "skipped": 1, "forgotten": 0}
     [tea] = [r for r in m.get_all(user_id="alex")["results"] if r["memory"] == "Likes green tea"]
-    retagged = _later(m.engram.store.get_many([tea["id"]])[0].updated_at, other, categories=["drinks"])
+    retagged = _later(m.engram.store.get_many([_engram_id(m, tea["id"])])[0].updated_at, other, categories=["drinks"])
     assert m.import_mem0([touched, retagged]) == {"imported": 1, "skipped": 1, "forgotten": 0}
-    assert _read(m, tea["id"]).tags == ("drinks",) and _read(m, memory.id) == memory
+    assert _read(m, _engram_id(m, tea["id"])).tags == ("drinks",) and _read(m, memory.id) == memory
 
 
 def _imported_tagged_then_later(m: Memory) -> tuple[Any, Any, dict[str, Any]]:
@@ -638,7 +646,7 @@ def test_a_memory_engram_import_made_of_an_item_is_the_facades_and_its_import_re
     m.engram.import_from(json.dumps({"results": [_FIRST]}), "mem0")
     [memory] = m.engram.for_agent("alex").list(scope="agent")
     assert [(r["id"], r["memory"], r["metadata"], r["user_id"]) for r in m.get_all(user_id="alex")["results"]] == [
-        (memory.id, _FIRST["memory"], {"source": "chat"}, "alex")]
+        (_FIRST["id"], _FIRST["memory"], {"source": "chat"}, "alex")]
     later = _later(memory.updated_at, _FIRST, memory="Is travelling to Paris in July", categories=["trips"])
     assert m.import_mem0([later]) == {"imported": 1, "skipped": 0, "forgotten": 0}
     now = _read(m, memory.id)

@@ -124,8 +124,8 @@ def test_the_facade_updates_and_deletes_what_engram_import_brought(imported: tup
     assert as_json(home, "-a", "bob", "list") == []
     if per_agent:  # each owner's memories in its own database
         with sqlite3.connect(home / "agents" / "alice" / "memory.db") as conn:
-            assert list(conn.execute("SELECT agent, content FROM memories WHERE id = ?", (umbrellas,))) == [
-                ("alice", "Keeps her green umbrellas by the door")]
+            assert list(conn.execute("SELECT agent, content FROM memories WHERE json_extract(metadata, '$.mem0.id') = ?",
+                                     (umbrellas,))) == [("alice", "Keeps her green umbrellas by the door")]
     # The same export again neither undoes the update (the item is older) nor brings back a delete.
     m.close()
     again = as_json(home, "-a", "app", "import", str(source))
@@ -203,7 +203,9 @@ def test_what_an_older_engram_import_brought_is_found_once_imported_again(tmp_pa
     m = _facade(home, per_agent)
     try:
         [item] = m.get_all(user_id="alice")["results"]
-        assert (item["id"], item["memory"], item["metadata"]) == (memory.id, memory.content, {"topic": "home"})
+        # Under the id mem0 gave it (``public_id``), as every memory imported from mem0.
+        assert (item["id"], item["memory"], item["metadata"]) == (EXPORT["results"][0]["id"], memory.content,
+                                                                  {"topic": "home"})
         assert as_json(home, "-a", "app", "import", str(source))["updated"] == 0  # once
     finally:
         m.close()
@@ -233,3 +235,87 @@ def test_an_id_in_an_items_own_metadata_is_refused_unless_it_is_the_items(tmp_pa
         assert (found["memory"], found["metadata"], found["run_id"]) == ("Likes tea", {"k": 1}, "r1")
     finally:
         m.close()
+
+
+def test_the_id_calls_take_the_id_mem0_gave(imported: tuple[Path, Path, Memory]) -> None:
+    # An application moving from mem0 kept the ids mem0's add returned in its own tables and calls
+    # get/update/delete/history with them. engram import derives engram's id from mem0's (with the
+    # agent and the time) and keeps mem0's at metadata["mem0"]["id"]: the facade answered None and
+    # "not found" for it. Now it finds the memory by it, and gives it as the memory's id everywhere
+    # (compat.mem0.public_id), so the ids in search and get_all are the ones the application holds.
+    home, _, m = imported
+    umbrellas, runs, _, cat, standup = (item["id"] for item in EXPORT["results"])
+    got = m.get(umbrellas)
+    assert (got["id"], got["memory"], got["user_id"], got["metadata"]) == (
+        umbrellas, "Keeps her blue umbrellas by the door", "alice", {"topic": "home"})
+    assert sorted(r["id"] for r in m.get_all(user_id="alice")["results"]) == sorted([umbrellas, runs])
+    assert [r["id"] for r in m.search("umbrellas by the door", user_id="alice")["results"]][:1] == [umbrellas]
+    assert [r["id"] for r in m.get_all(run_id="r9")["results"]] == [standup]
+    m.update(umbrellas, "Keeps her green umbrellas by the door", metadata={"mood": "sunny"})
+    got = m.get(umbrellas)
+    assert (got["id"], got["memory"], got["metadata"]) == (umbrellas, "Keeps her green umbrellas by the door",
+                                                           {"topic": "home", "mood": "sunny"})
+    history = m.history(umbrellas)
+    assert [(e["event"], e["memory_id"], e["old_memory"], e["new_memory"]) for e in history] == [
+        ("ADD", umbrellas, None, "Keeps her blue umbrellas by the door"),
+        ("UPDATE", umbrellas, "Keeps her blue umbrellas by the door", "Keeps her green umbrellas by the door")]
+    # The memory itself changed, under engram's id, as engram's own doors show.
+    [stored] = as_json(home, "-a", "alice", "list", "--meta", "topic=home")
+    assert stored["content"] == "Keeps her green umbrellas by the door" and stored["id"] != umbrellas
+    assert m.get(stored["id"])["id"] == umbrellas  # engram's id still reaches it, under mem0's
+    assert m.delete(cat) == {"message": "Memory deleted successfully!"}
+    assert m.get(cat) is None and as_json(home, "-a", "bob", "list") == []
+    with pytest.raises(MemoryNotFoundError):
+        m.delete(cat)
+    with pytest.raises(MemoryNotFoundError):
+        m.update("5a0c6a1e-9999-4c1b-9d35-0a1b2c3d4e5f", "no such memory")
+
+
+def test_a_mem0_id_reaches_no_memory_the_facade_did_not_make(tmp_path: Path, per_agent: bool) -> None:
+    # The lookup by mem0's id reaches what the id calls reach by engram's: the memories the facade
+    # made (or engram import placed as it would), in their owners' agents. The same export imported
+    # into one engram agent (--into-agent) is that agent's, and an engram agent's own memory naming a
+    # mem0 id in its metadata is its own: neither is found, changed or deleted by the id.
+    home, source = tmp_path / "home", tmp_path / "export.json"
+    source.write_text(json.dumps(EXPORT), encoding="utf-8")
+    assert as_json(home, "-a", "support", "import", str(source), "--into-agent")["imported"] == 5
+    own = Engram.from_settings(home=home, agent="carol", per_agent_databases=per_agent, embeddings={"provider": "none"})
+    try:
+        note = own.remember("Carol's own note", metadata={"mem0": {"id": "c-1"}}).memory
+    finally:
+        own.close()
+    m = _facade(home, per_agent)
+    try:
+        for item in (*EXPORT["results"], {"id": "c-1"}):
+            assert m.get(item["id"]) is None, item["id"]
+            assert m.history(item["id"]) == []
+            for call, args in (("update", (item["id"], "changed")), ("delete", (item["id"],))):
+                with pytest.raises(MemoryNotFoundError):
+                    getattr(m, call)(*args)
+        assert m.get_all(user_id="alice")["results"] == [] and m.get_all(user_id="carol")["results"] == []
+    finally:
+        m.close()
+    assert sorted(x["content"] for x in as_json(home, "-a", "support", "list")) == sorted(
+        i["memory"] for i in EXPORT["results"])
+    assert [x["content"] for x in as_json(home, "-a", "carol", "list")] == [note.content]
+
+
+def test_mem0_ids_survive_export_and_import_into_another_home(imported: tuple[Path, Path, Memory],
+                                                              tmp_path: Path, per_agent: bool) -> None:
+    # engram export --format mem0 gives an imported memory's mem0 id back; imported into another home
+    # it is kept there too, so the facade on that home takes the same ids as mem0 gave.
+    home, _, m = imported
+    umbrellas, runs = EXPORT["results"][0]["id"], EXPORT["results"][1]["id"]
+    m.update(umbrellas, "Keeps her green umbrellas by the door")
+    out, other = tmp_path / "alice.json", tmp_path / "other"
+    run(home, "-a", "alice", "export", str(out), "--format", "mem0")
+    assert sorted(i["id"] for i in json.loads(out.read_text(encoding="utf-8"))["results"]) == sorted([umbrellas, runs])
+    assert as_json(other, "-a", "app", "import", str(out))["imported"] == 2
+    back = _facade(other, per_agent)
+    try:
+        assert back.get(umbrellas)["memory"] == "Keeps her green umbrellas by the door"
+        assert sorted(r["id"] for r in back.get_all(user_id="alice")["results"]) == sorted([umbrellas, runs])
+        back.delete(runs)
+        assert [r["id"] for r in back.get_all(user_id="alice")["results"]] == [umbrellas]
+    finally:
+        back.close()

@@ -15,7 +15,12 @@ carry a digest of the ids beyond the owner): a run never updates, hides or delet
 run or agent of the same user said. The facade is the application (as a mem0 ``Memory`` is):
 ``get``/``update``/``delete``/``history`` take a bare memory id, of any owner, but reach only
 memories the facade made. So a call for one owner changes only that owner's memories, but for
-one naming a memory by id, which reaches that memory whoever owns it, as in mem0.
+one naming a memory by id, which reaches that memory whoever owns it, as in mem0. Ids: a memory
+that came from mem0 (``engram import``, ``import_mem0``) goes by the id mem0 gave it, kept at
+``metadata["mem0"]["id"]``, in every result, as ``engram export --format mem0`` gives it back; any
+other by engram's (``public_id``). The id calls take either (engram's looked up first; mem0's by a
+metadata condition the store answers, ``_by_mem0_id``), so an application's stored mem0 ids keep
+working after the import and match what ``search`` returns.
 
 With one database per agent (``per_agent_databases``), an owner's memories are in its own
 database (``Engram.for_agent``), and an id alone does not say which: the id calls look through
@@ -63,10 +68,10 @@ from engram.importers.base import with_provenance
 from engram.importers.mem0 import IDS, KIND, OWNER_PREFIX, PROMOTED, check_user_id, mem0_metadata, owner
 from engram.integrations import checked_call
 from engram.llm import create_provider
-from engram.model import MAX_LIST_LIMIT, Scope, draft_changes, parse_relevance
+from engram.model import MAX_LIST_LIMIT, MemoryFilter, Scope, draft_changes, parse_relevance
 from engram.model import Memory as EngramMemory
 from engram.privacy import check_redacted_length
-from engram.where import parse_where
+from engram.where import Compare, parse_where
 
 log = logging.getLogger("engram.compat.mem0")
 
@@ -275,12 +280,22 @@ def _count(top_k: int | None, limit: int | None) -> tuple[str, int]:
     return name, value
 
 
+def public_id(memory: EngramMemory) -> str:
+    """The id the facade gives a memory it made (its results' ``id``, ``history``'s ``memory_id``):
+    the id mem0 gave it, kept at ``metadata["mem0"]["id"]`` by ``engram import`` or ``import_mem0``
+    (the one ``engram export --format mem0`` gives back too), else engram's. One rule, so an
+    application that kept mem0's ids in its own tables finds the same ids in ``search`` and
+    ``get_all`` as it stored; the id calls take either (``Memory._find``)."""
+    origin = mem0_metadata(memory)[1].get("id")
+    return origin if isinstance(origin, str) and origin else memory.id
+
+
 def _item(memory: EngramMemory, score: float | None = None, details: Any = None) -> dict[str, Any]:
     """A memory the facade made in mem0's result shape: ids promoted to the top, other metadata
-    under ``metadata`` as it was given (``mem0_fields``)."""
+    under ``metadata`` as it was given (``mem0_fields``), its id ``public_id``'s."""
     top, extra = _promoted(memory)
     item: dict[str, Any] = {
-        "id": memory.id,
+        "id": public_id(memory),
         "memory": memory.content,
         "hash": hashlib.md5(memory.content.encode()).hexdigest(),  # noqa: S324 - a content fingerprint, as mem0's
         "metadata": extra or None,
@@ -370,14 +385,21 @@ class Memory:
     def _find(self, memory_id: str) -> tuple[EngramMemory, Engram]:
         """The memory with this id, whichever owner holds it, and a view of its owner (on its own
         database, with one per agent: ``_databases``); only memories the facade made (never an
-        engram agent's own)."""
+        engram agent's own). The id is engram's, or the id mem0 gave a memory imported from it
+        (``public_id``), which an application that kept mem0's ids calls with: engram's is looked
+        up first in every database, then mem0's (``_by_mem0_id``)."""
         if not isinstance(memory_id, str) or not memory_id:
             raise ValidationError("memory_id", f"{memory_id!r} is not a memory id", "an id from add/get_all/search")
-        for database, agent in self._databases():
+        databases = self._databases()
+        for database, agent in databases:
             found = [m for m in database.store.get_many([memory_id])
                      if _made_here(m) and (agent is None or m.scope.agent == agent)]
             if found:
                 return found[0], self.engram.for_agent(found[0].scope.agent or "default", origin="mem0")
+        for database, agent in databases:
+            memory = _by_mem0_id(database, agent, memory_id)
+            if memory is not None:
+                return memory, self.engram.for_agent(memory.scope.agent or "default", origin="mem0")
         raise MemoryNotFoundError("memory", memory_id)
 
     @staticmethod
@@ -449,7 +471,7 @@ class Memory:
             for result in written:
                 if result.action not in ("created", "updated"):
                     continue
-                entry = {"id": result.memory.id, "memory": result.memory.content,
+                entry = {"id": public_id(result.memory), "memory": result.memory.content,
                          "event": "ADD" if result.action == "created" else "UPDATE"}
                 if not infer:
                     entry |= {"actor_id": result.memory.metadata.get("actor_id"), "role": role}
@@ -597,7 +619,7 @@ class Memory:
         changes += [(row.at, None) for row in view.audit_of(memory.id, every_agent=True)  # its database's trail
                     if _metadata_only(row)]
         changes.sort(key=lambda change: change[0])
-        return _events(memory.id, contents[0], changes, memory.created_at, memory.metadata)
+        return _events(public_id(memory), contents[0], changes, memory.created_at, memory.metadata)
 
     def _history_of_deleted(self, memory_id: str) -> list[dict[str, Any]]:
         """The events of a memory the facade made and that is gone, from the audit rows about it
@@ -809,6 +831,27 @@ def _messages(messages: Any) -> list[dict[str, str]]:
             raise ValidationError(f"messages[{i}].name", f"got {type(name).__name__}", "the speaker's name, a string")
         out.append({"role": role, "content": message["content"]} | ({"name": name} if name else {}))
     return out
+
+
+def _by_mem0_id(database: Engram, agent: str | None, mem0_id: str) -> EngramMemory | None:
+    """The memory the facade made whose mem0 id (``metadata["mem0"]["id"]``: ``public_id``) is
+    ``mem0_id``, in ``database`` (of ``agent`` alone, None: of every agent), or None. Asked of the
+    store as a metadata condition (``where.Compare`` down the path ``mem0`` -> ``id``), in the
+    agent scopes named as the facade names owners: the store reads the rows (no index: a scan of
+    the JSON of an owner's rows in SQL: about 80 ms in one shared SQLite database of 10,000 memories,
+    15 ms with one per agent), the facade only the one it finds; engram's id is looked up first.
+    A memory another door put in an owner's agent is not the facade's (``_made_here``), nor one of
+    another owner than its ids name: no owner reaches another's by it, as by engram's id."""
+    # One database per agent holds its agent's; the shared one names its agents in its figures.
+    scopes = [Scope(agent)] if agent is not None else [
+        scope for scope in map(Scope.parse, database.stats().by_scope)
+        if scope.kind == "agent" and scope.agent is not None
+        and (":" not in scope.agent or scope.agent.startswith((OWNER_PREFIX["agent_id"], OWNER_PREFIX["run_id"])))]
+    if not scopes:
+        return None
+    where = Compare(KIND, "eq", mem0_id, within=("id",))
+    found = database.store.list(MemoryFilter(scopes=tuple(scopes), where=where), limit=MAX_LIST_LIMIT)
+    return next((m for m in found if m.source == KIND and _made_here(m)), None)
 
 
 def _every(view: Engram, filters: Filters | None = None) -> list[EngramMemory]:

@@ -76,16 +76,19 @@ _TIME_RANGE_EXACT_ROWS = 20_000
 _MIN_PREFIX = 3
 
 
-def _stored_metadata_text(document: str | None, key: str) -> str | None:
-    """``metadata_text`` of the value under ``key`` in a row's metadata JSON (NULL when absent):
-    the SQL function ``where_sql`` compares equality with values other than strings by."""
+def _stored_metadata_text(document: str | None, keys: str) -> str | None:
+    """``metadata_text`` of the value a row's metadata JSON holds under ``keys`` (a JSON list of
+    keys, in turn: ``Compare.keys``), NULL when absent: the SQL function ``where_sql`` compares
+    equality with values other than strings by."""
     try:
         data = json.loads(document) if document else None
     except ValueError:
         return None
-    if not isinstance(data, dict) or key not in data:
-        return None
-    return metadata_text(data[key])
+    for key in json.loads(keys):
+        if not isinstance(data, dict) or key not in data:
+            return None
+        data = data[key]
+    return metadata_text(data)
 
 
 def _fold_case(text: Any) -> Any:

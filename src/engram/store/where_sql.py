@@ -33,7 +33,7 @@ def sqlite_where(cond: Condition, alias: str, params: list[Any]) -> str:
     """SQLite SQL for ``cond`` on ``{alias}.metadata`` (JSON text); appends its parameters."""
     if not isinstance(cond, Compare):
         return _logic(cond.op, [sqlite_where(part, alias, params) for part in cond.parts])
-    doc, path = f"{alias}.metadata", "$." + json.dumps(cond.key)
+    doc, path = f"{alias}.metadata", "$" + "".join("." + json.dumps(key) for key in cond.keys)
     kind, value = f"json_type({doc}, ?)", f"json_extract({doc}, ?)"
     if cond.op == "exists":
         params.append(path)
@@ -47,7 +47,7 @@ def sqlite_where(cond: Condition, alias: str, params: list[Any]) -> str:
                 params.extend([path, path, v])
             else:
                 tests.append(f"COALESCE({kind} <> 'text' AND {SQLITE_METADATA_TEXT}({doc}, ?) = ?, 0)")
-                params.extend([path, cond.key, json_text(v)])
+                params.extend([path, json.dumps(cond.keys), json_text(v)])
         return "(" + (" OR ".join(tests) or "0") + ")"
     if cond.op in RANGES:
         if is_json_number(cond.value):
@@ -69,34 +69,36 @@ def postgres_where(cond: Condition, alias: str, params: list[Any]) -> str:
     if not isinstance(cond, Compare):
         return _logic(cond.op, [postgres_where(part, alias, params) for part in cond.parts])
     doc = f"{alias}.metadata::jsonb"
-    node, text, kind = f"({doc} -> %s::text)", f"({doc} ->> %s::text)", f"jsonb_typeof({doc} -> %s::text)"
+    # By path (``Compare.within``): ``#>`` is ``->`` key by key, NULL where a key is missing.
+    node, text, kind = f"({doc} #> %s::text[])", f"({doc} #>> %s::text[])", f"jsonb_typeof({doc} #> %s::text[])"
+    keys = list(cond.keys)
     if cond.op == "exists":
-        params.append(cond.key)
-        return f"({doc} ? %s::text)"
+        params.append(keys)
+        return f"({node} IS NOT NULL)"  # a JSON null is a value: #> gives 'null'::jsonb, not NULL
     if cond.op in ("eq", "in"):
         values = cond.value if cond.op == "in" else (cond.value,)
         tests = []
         for v in values:
             if isinstance(v, str):
                 tests.append(f"COALESCE({kind} = 'string' AND {text} = %s, FALSE)")
-                params.extend([cond.key, cond.key, v])
+                params.extend([keys, keys, v])
             else:  # by the JSON text of both sides as JSONB prints it (the reference's canonical text)
                 tests.append(f"COALESCE({kind} <> 'string' AND {node}::text = (%s::jsonb)::text, FALSE)")
-                params.extend([cond.key, cond.key, json_text(v)])
+                params.extend([keys, keys, json_text(v)])
         return "(" + (" OR ".join(tests) or "FALSE") + ")"
     if cond.op in RANGES:
         if is_json_number(cond.value):
-            params.extend([cond.key, cond.key, float(cond.value)])
+            params.extend([keys, keys, float(cond.value)])
             return (f"(CASE WHEN {kind} = 'number' THEN {text}::float8 {_SQL_OP[cond.op]} %s::float8"
                     " ELSE FALSE END)")
-        params.extend([cond.key, cond.key, cond.value])
+        params.extend([keys, keys, cond.value])
         return f"(CASE WHEN {kind} = 'string' THEN {text} COLLATE \"C\" {_SQL_OP[cond.op]} %s::text ELSE FALSE END)"
     if cond.op == "contains":
-        params.extend([cond.key, cond.key, cond.value, cond.key, cond.value])
+        params.extend([keys, keys, cond.value, keys, cond.value])
         return (f"(CASE {kind} WHEN 'string' THEN strpos({text}, %s::text) > 0"
                 f" WHEN 'array' THEN {node} @> jsonb_build_array(%s::text) ELSE FALSE END)")
     needle = fold_case(cond.value)  # engram_casefold (migration 0017) is fold_case in SQL
-    params.extend([cond.key, cond.key, needle, cond.key, needle])
+    params.extend([keys, keys, needle, keys, needle])
     return (f"(CASE {kind} WHEN 'string' THEN strpos(engram_casefold({text}), %s::text) > 0"
             f" WHEN 'array' THEN EXISTS (SELECT 1 FROM jsonb_array_elements({node}) AS e(v)"
             f" WHERE jsonb_typeof(e.v) = 'string' AND engram_casefold(e.v #>> '{{}}') = %s::text)"

@@ -27,6 +27,7 @@ from engram.model import Category, Layer, Memory, MemoryFilter, Scope, changed_f
 from engram.store.base import BatchWrite, ImportResult, ImportUpdate, KindCount, MemoryStore, SupersedeCycle
 from engram.testing.fakes import FakeClock, HashingEmbedder
 from engram.testing.temporal_contract import TemporalContract
+from engram.where import Compare, Logic
 
 # ``failing(store, content)``: a context in which ``store``'s storage itself fails to write the
 # memory holding ``content`` (or the write that holds it), raising ``StorageError`` from the store.
@@ -447,6 +448,35 @@ class MemoryStoreContract(TemporalContract):
         with pytest.raises(ValidationError) as err:
             mem.list(Filters(where={"priority": {"like": 1}}))
         assert '"like"' in str(err.value) and "icontains" in str(err.value)  # names it and what is allowed
+
+    def test_a_condition_within_an_object_of_the_metadata(self, mem: Engram) -> None:
+        # Compare.within: a test of a value inside an object of the metadata (the mem0 facade finds a
+        # memory by the mem0 id at metadata["mem0"]["id"]), the same answers on every backend as the
+        # reference; a value not reached down the path (no such key, not an object) is missing.
+        rows = {
+            "a": {"mem0": {"id": "m-1", "n": 5, "tags": ["x"]}, "id": "m-2"},
+            "b": {"mem0": {"id": "m-2", "n": 5.5, "deep": {"id": "m-1"}}},
+            "c": {"mem0": "m-1", "mem0.id": "m-1"},
+            "d": {"mem0": {"id": None}},
+            "e": {"mem0": ["m-1"]},
+        }
+        for key, metadata in rows.items():
+            mem.remember(f"memory {key}", key=key, metadata=metadata)
+
+        def keys(cond: Compare | Logic) -> list[str]:
+            listed = sorted(m.key for m in mem.store.list(MemoryFilter(scopes=mem.scope.visible(), where=cond)))
+            assert listed == sorted(k for k, metadata in rows.items() if cond.matches(metadata))
+            return listed
+
+        assert keys(Compare("mem0", "eq", "m-1", within=("id",))) == ["a"]
+        assert keys(Compare("mem0", "in", ("m-2", None), within=("id",))) == ["b", "d"]
+        assert keys(Compare("mem0", "exists", within=("id",))) == ["a", "b", "d"]
+        assert keys(Compare("mem0", "eq", 5, within=("n",))) == ["a"]
+        assert keys(Compare("mem0", "gt", 5, within=("n",))) == ["b"]
+        assert keys(Compare("mem0", "contains", "x", within=("tags",))) == ["a"]
+        assert keys(Compare("mem0", "eq", "m-1", within=("deep", "id"))) == ["b"]
+        assert keys(Logic("not", (Compare("mem0", "eq", "m-1", within=("id",)),))) == ["b", "c", "d", "e"]
+        assert keys(Compare("mem0.id", "eq", "m-1")) == ["c"]  # a key with a dot is one key
 
     def test_metadata_is_where_equality_by_text_form(self, mem: Engram) -> None:
         # Filters(metadata=...) is where's equality on text forms (engram.where): a value typed at
