@@ -13,24 +13,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from engram.errors import SnapshotError, ValidationError
 from engram.interfaces.cli.app import app
 
+from .cli_runs import as_json, run, runner
+
 ENGRAM = str(Path(sys.executable).with_name("engram"))
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "import"
-runner = CliRunner()
-
-
-def run(home: Path, *args: str, code: int = 0) -> str:
-    result = runner.invoke(app, ["--home", str(home), *args], catch_exceptions=False)
-    assert result.exit_code == code, result.output
-    return result.output
-
-
-def as_json(home: Path, *args: str) -> object:
-    return json.loads(run(home, "--json", *args))
 
 
 def recall_keys(home: Path, query: str, *agent: str) -> list[str]:

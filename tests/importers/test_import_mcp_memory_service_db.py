@@ -19,13 +19,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from engram.engine import Engram
 from engram.errors import ConfigError
-from engram.interfaces.cli.app import app
 
-runner = CliRunner()
+from .cli_runs import as_json
 
 SCHEMA = """
 CREATE TABLE metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -102,16 +100,6 @@ def build(path: Path, schema: str = SCHEMA) -> Path:
     conn.commit()
     conn.close()
     return path
-
-
-def run(home: Path, *args: str, code: int = 0) -> str:
-    result = runner.invoke(app, ["--home", str(home), *args], catch_exceptions=False)
-    assert result.exit_code == code, result.output
-    return result.output
-
-
-def as_json(home: Path, *args: str) -> object:
-    return json.loads(run(home, "--json", *args))
 
 
 def digest(path: Path) -> str:

@@ -15,13 +15,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from engram.engine import Engram
 from engram.errors import ConfigError, SnapshotError, ValidationError
 from engram.interfaces.cli.app import app
 
-runner = CliRunner()
+from .cli_runs import as_json, run, runner
 
 PTRCLAW_SCHEMA = """
 CREATE TABLE memories (
@@ -101,16 +100,6 @@ def database(path: Path, schema: str, rows: str = "") -> Path:
     conn.commit()
     conn.close()
     return path
-
-
-def run(home: Path, *args: str, code: int = 0) -> str:
-    result = runner.invoke(app, ["--home", str(home), *args], catch_exceptions=False)
-    assert result.exit_code == code, result.output
-    return result.output
-
-
-def as_json(home: Path, *args: str) -> object:
-    return json.loads(run(home, "--json", *args))
 
 
 @pytest.fixture(autouse=True)
@@ -284,7 +273,7 @@ def test_engram_snapshot_still_refuses_a_category_engram_has_not(tmp_path: Path)
     source = tmp_path / "snapshot.json"
     source.write_text(json.dumps({"format": "engram-snapshot", "version": 1, "memories": [
         {"content": "fine"}, {"content": "odd", "category": "Feelings"}]}), encoding="utf-8")
-    done = CliRunner().invoke(app, ["--home", str(tmp_path / "home"), "import", str(source)])
+    done = runner.invoke(app, ["--home", str(tmp_path / "home"), "import", str(source)])
     assert isinstance(done.exception, SnapshotError) and str(done.exception).startswith(
         'memories[1].category: unknown category "Feelings"'), (done.output, done.exception)
 
