@@ -307,6 +307,43 @@ def test_an_empty_include_tools_is_refused_as_a_toolkit_with_no_tools(engram: En
     assert sorted(EngramTools(engram, exclude_tools=[]).functions) == ["forget", "recall", "remember", "versions"]
 
 
+@pytest.mark.parametrize(("given", "said", "left"), [
+    # Agno built these toolkits without a word, with no tools: the agent ran without memory.
+    ({"exclude_tools": ["remember", "recall", "forget", "versions"]}, "excludes every tool:",
+     "remember, recall, forget, versions"),
+    ({"exclude_tools": ("versions", "forget", "recall", "remember", "recall")}, "excludes every tool:",
+     "remember, recall, forget, versions"),
+    ({"include_tools": ["recall", "versions"], "exclude_tools": ["versions", "recall"]},
+     "excludes every tool include_tools includes (recall, versions):", "recall, versions"),
+])
+def test_exclude_tools_that_leaves_no_tool_is_refused(engram: Engram, given: dict[str, Any], said: str,
+                                                      left: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        EngramTools(engram, **given)
+    assert err.value.field == "exclude_tools" and err.value.problem == f"{said} the toolkit would have no tools"
+    assert err.value.allowed == f"a list leaving at least one of {left}, or None (nothing excluded)", str(err.value)
+    # One tool left is a toolkit: with include_tools, and without.
+    assert sorted(EngramTools(engram, include_tools=["recall", "versions"], exclude_tools=["versions"]).functions) \
+        == ["recall"]
+    assert sorted(EngramTools(engram, exclude_tools=["remember", "forget", "versions"]).functions) == ["recall"]
+
+
+@pytest.mark.parametrize(("option", "value", "none_gives"), [
+    # Agno kept "" as the toolkit's id (None makes one from its name) while its registry and Studio
+    # read an empty id as none; an empty cache_dir cached in the shared temporary folder.
+    ("id", "", "an id made from the toolkit's name"),
+    ("id", "  ", "an id made from the toolkit's name"),
+    ("cache_dir", "", "the system's temporary folder"),
+])
+def test_an_empty_id_or_cache_dir_is_refused_as_agno_reads_it_as_not_given(engram: Engram, option: str, value: str,
+                                                                           none_gives: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        EngramTools(engram, **{option: value})
+    assert (err.value.field, err.value.allowed) == (option, f"a non-empty text, or None ({none_gives})"), str(err.value)
+    assert "which Agno reads as not given" in err.value.problem
+    assert EngramTools(engram, id=None).id and EngramTools(engram, instructions="").instructions == ""  # as before
+
+
 @pytest.mark.parametrize(("option", "value", "field"), [
     ("include_tools", "recall " * 200, "include_tools"),
     ("requires_confirmation_tools", ["forget", "x" * 2000], "requires_confirmation_tools[1]"),

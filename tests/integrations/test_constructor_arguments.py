@@ -17,6 +17,7 @@ from engram.errors import ValidationError
 from engram.integrations import (
     agno,
     autogen,
+    checked_call,
     google_adk,
     langchain,
     langgraph,
@@ -123,3 +124,23 @@ def test_the_constructors_still_take_what_they_took(engram: Engram) -> None:
     assert strands_memory.EngramMemoryStore(engram, name="notes").name == "notes"
     assert autogen.EngramMemory(engram, k=3).k == 3
     assert Memory(engram).engram is engram
+
+
+def test_a_factory_function_is_checked_as_a_constructor_is(engram: Engram) -> None:
+    # CrewAI's engram_tools (a function) answered engram_tools() with Python's TypeError; the
+    # decorator served only an __init__ (its first argument taken for self). Here in the main venv,
+    # so the function door is checked without CrewAI; test_crewai.py checks engram_tools itself.
+    @checked_call("{owner}(mem)")
+    def make_tools(engram: Engram, *, k: int = 3) -> tuple[Engram, int]:
+        return engram, k
+
+    with pytest.raises(ValidationError) as err:
+        make_tools()  # type: ignore[call-arg]
+    assert (err.value.field, err.value.problem, err.value.allowed) == ("engram", "is required", f"{ENGINE}: make_tools(mem)")
+    with pytest.raises(ValidationError) as err:
+        make_tools(engram, 5)  # type: ignore[misc]
+    assert (err.value.field, err.value.problem) == ("argument 2", "make_tools takes 1 positional argument (engram), got 2")
+    with pytest.raises(ValidationError) as err:
+        make_tools(engram, top_k=5)  # type: ignore[call-arg]
+    assert (err.value.field, err.value.problem) == ("top_k", "is not a keyword of make_tools")
+    assert make_tools(engram, k=5) == (engram, 5) and make_tools(engram=engram) == (engram, 3)  # its result comes back

@@ -331,6 +331,23 @@ def test_a_tool_built_without_an_engine_says_what_it_takes(tool: type[BaseTool])
         assert err.value.allowed == f"an Engram or AsyncEngram: {tool.__name__}(mem)"
 
 
+@pytest.mark.parametrize(("make", "field", "problem", "allowed"), [
+    # Python's TypeError ("missing 1 required positional argument: 'engram'"), where the tools
+    # themselves said what they take.
+    (lambda mem: engram_tools(), "engram", "is required", "an Engram or AsyncEngram: engram_tools(mem)"),
+    (lambda mem: engram_tools(include=("recall",)), "engram", "is required", "an Engram or AsyncEngram: engram_tools(mem)"),
+    (lambda mem: engram_tools(mem, ("recall",)), "argument 2", "engram_tools takes 1 positional argument (engram), got 2",
+     "the others by keyword (include): engram_tools(mem)"),
+    (lambda mem: engram_tools(mem, engram=mem), "engram", "is given twice, by position and by keyword", "engram_tools(mem)"),
+])
+def test_engram_tools_called_wrongly_says_what_it_takes(engram: Engram, make: Callable[[Engram], Any], field: str,
+                                                        problem: str, allowed: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        make(engram)
+    assert (err.value.field, err.value.problem, err.value.allowed) == (field, problem, allowed), str(err.value)
+    assert [t.name for t in engram_tools(engram=engram, include=("recall",))] == ["recall"]  # by keyword, as before
+
+
 def _mistyped_usage_limit(mem: Engram) -> Any:
     return RememberTool(mem, max_uses=2)
 

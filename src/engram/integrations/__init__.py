@@ -65,23 +65,27 @@ def keywords(function: Callable[..., Any]) -> list[str]:
 # What an adapter's ``engram`` argument takes, said when it is missing.
 ENGINE = "an Engram or AsyncEngram"
 
-_Init = TypeVar("_Init", bound=Callable[..., None])
+_Checked = TypeVar("_Checked", bound=Callable[..., Any])
 
 
-def checked_call(usage: str, **takes: str) -> Callable[[_Init], _Init]:
-    """A decorator for an adapter's ``__init__``: what Python would refuse with its own ``TypeError``
-    (a required argument left out, a positional argument too many, one given twice, a keyword it
-    does not take when it gathers none in ``**``) is refused as engram's ``ValidationError`` naming
-    the argument and what the constructor takes, before the constructor runs. ``usage`` shows a
-    call (``"{owner}(mem)"``: ``{owner}`` is the class's name, a subclass's for one); ``takes``
-    words what each required argument takes (``engram``: ``ENGINE`` unless given). Python's
-    ``TypeError`` ("missing 1 required positional argument: 'engram'") named the argument but
-    never what it takes, so ``EngramTools()`` told nothing of the engine it wants. The signature
-    stays the constructor's own (``inspect.signature`` follows ``__wrapped__``)."""
+def checked_call(usage: str, **takes: str) -> Callable[[_Checked], _Checked]:
+    """A decorator for an adapter's ``__init__`` or public factory function (CrewAI's
+    ``engram_tools``): what Python would refuse with its own ``TypeError`` (a required argument left
+    out, a positional argument too many, one given twice, a keyword it does not take when it gathers
+    none in ``**``) is refused as engram's ``ValidationError`` naming the argument and what the call
+    takes, before it runs. ``usage`` shows a call (``"{owner}(mem)"``: ``{owner}`` is the class's
+    name, a subclass's for one, or the function's); ``takes`` words what each required argument
+    takes (``engram``: ``ENGINE`` unless given). Python's ``TypeError`` ("missing 1 required
+    positional argument: 'engram'") named the argument but never what it takes, so ``EngramTools()``
+    told nothing of the engine it wants. A first parameter named ``self`` marks a method. The
+    signature stays the callable's own (``inspect.signature`` follows ``__wrapped__``)."""
     takes = {"engram": ENGINE, **takes}
 
-    def decorate(init: _Init) -> _Init:
-        parameters = list(inspect.signature(init).parameters.values())[1:]  # not self
+    def decorate(function: _Checked) -> _Checked:
+        parameters = list(inspect.signature(function).parameters.values())
+        method = bool(parameters) and parameters[0].name == "self"
+        if method:
+            parameters = parameters[1:]
         positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         gathers_args = any(p.kind is p.VAR_POSITIONAL for p in parameters)
         gathers_keywords = any(p.kind is p.VAR_KEYWORD for p in parameters)
@@ -89,9 +93,10 @@ def checked_call(usage: str, **takes: str) -> Callable[[_Init], _Init]:
         required = [p.name for p in parameters
                     if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
-        @functools.wraps(init)
-        def checked(self: Any, *args: Any, **kwargs: Any) -> None:
-            owner = type(self).__name__
+        @functools.wraps(function)
+        def checked(*all_args: Any, **kwargs: Any) -> Any:
+            args = all_args[1:] if method else all_args
+            owner = type(all_args[0]).__name__ if method else function.__name__
             call = usage.format(owner=owner)
             if len(args) > len(positional) and not gathers_args:
                 if not positional:
@@ -111,9 +116,9 @@ def checked_call(usage: str, **takes: str) -> Callable[[_Init], _Init]:
             for name in required:
                 if name not in given:
                     raise ValidationError(name, "is required", f"{takes[name]}: {call}" if name in takes else call)
-            init(self, *args, **kwargs)
+            return function(*all_args, **kwargs)
 
-        return cast(_Init, checked)
+        return cast(_Checked, checked)
 
     return decorate
 

@@ -113,6 +113,17 @@ def _tool_names(field: str, value: Any) -> list[str] | None:
     return list(value)
 
 
+def _some_tools_left(include: list[str] | None, exclude: list[str] | None) -> None:
+    """Refuse ``exclude_tools`` that, with ``include_tools`` (None: all of them), leaves the toolkit
+    no tool, as an empty ``include_tools`` is refused: Agno builds such a toolkit without a word and
+    the agent runs with no memory. Raises ``ValidationError`` naming ``exclude_tools``."""
+    included = list(NAMES) if include is None else include
+    if exclude and not set(included) - set(exclude):
+        which = "every tool" if include is None else f"every tool include_tools includes ({', '.join(included)})"
+        raise ValidationError("exclude_tools", f"excludes {which}: the toolkit would have no tools",
+                              f"a list leaving at least one of {', '.join(included)}, or None (nothing excluded)")
+
+
 # How ``_typed`` words a type a Toolkit keyword's annotation names.
 _KINDS: dict[Any, str] = {str: "text", int: "0 or more (seconds)", type(None): "None"}
 
@@ -134,8 +145,18 @@ def _typed(field: str, value: Any) -> Any:
     if int in kinds:
         return parse_integer(value, field, 0, allowed=allowed)
     if isinstance(value, str):
+        if field in _NOT_GIVEN_WHEN_EMPTY and not value.strip():
+            raise ValidationError(field, f"got {jsondoc.shown(value)}, which Agno reads as not given",
+                                  f"a non-empty text, or None ({_NOT_GIVEN_WHEN_EMPTY[field]})")
         return value
     raise ValidationError(field, f"got {type(value).__name__} {jsondoc.shown(value)}", allowed)
+
+
+# Toolkit's text keywords whose empty value Agno reads as not given, yet does not replace with what
+# None gives: ``id=""`` stays the toolkit's id, which Agno's registry and Studio read as none (``if
+# id``, ``id or name``); ``cache_dir=""`` caches in the shared temporary folder (``cache_dir or tempdir``).
+# (An empty ``instructions`` is none, as None is.) What None gives, for the error to say.
+_NOT_GIVEN_WHEN_EMPTY = {"id": "an id made from the toolkit's name", "cache_dir": "the system's temporary folder"}
 
 
 class EngramTools(Toolkit):
@@ -150,8 +171,9 @@ class EngramTools(Toolkit):
         agent ``user_prefix`` + the run's ``user_id``. Other keywords go to Agno's ``Toolkit``
         (``include_tools``, ``requires_confirmation_tools``, ``instructions``, ...); its yes/no ones
         (``cache_results``, ...) by the rule ``per_user`` follows, its lists of tool names
-        (``include_tools``, ...) as lists of ``NAMES`` (``include_tools`` not empty), the rest by the
-        type Toolkit declares (``_typed``). Raises ``ValidationError`` naming ``engram``, ``name``,
+        (``include_tools``, ...) as lists of ``NAMES`` (``include_tools`` not empty, nor every tool
+        it includes excluded), the rest by the type Toolkit declares (``_typed``: ``id`` and
+        ``cache_dir`` not empty). Raises ``ValidationError`` naming ``engram``, ``name``,
         ``user_prefix``, a Toolkit keyword, a list's item (``include_tools[0]``), or a keyword
         neither takes."""
         refuse_unknown("EngramTools", toolkit, [*_OWN, *_TOOLKIT])
@@ -164,6 +186,7 @@ class EngramTools(Toolkit):
                 toolkit[key] = _tool_names(key, value)
             else:
                 toolkit[key] = _typed(key, value)
+        _some_tools_left(toolkit.get("include_tools"), toolkit.get("exclude_tools"))
         if isinstance(engram, AsyncEngram):
             self.aengram: AsyncEngram | None = engram
             self.engram: Engram = engram.engram

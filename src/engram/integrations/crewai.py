@@ -342,6 +342,7 @@ class VersionsTool(_EngramTool):
 TOOLS: tuple[type[_EngramTool], ...] = (RememberTool, RecallTool, ForgetTool, VersionsTool)
 
 
+@checked_call("{owner}(mem)")  # engram_tools() is engram's error saying what it takes, as RememberTool() is
 def engram_tools(engram: Engram | AsyncEngram, *,
                  include: tuple[str, ...] = ("remember", "recall", "forget", "versions"),
                  **options: Any) -> list[BaseTool]:

@@ -87,7 +87,7 @@ def count(ctx: typer.Context, key: str = KeyArg) -> None:
 def append(
     ctx: typer.Context,
     key: str = KeyArg,
-    content: str = typer.Argument("", help="Message text."),
+    content: str = typer.Argument("", help="Message text, or - to read it from standard input (as sent)."),
     role: str = typer.Option("user", "--role", "-r", help="system, user, assistant or tool."),
     tool_call_id: str | None = typer.Option(None, "--tool-call-id", help="For a tool message: the call it answers."),
     tool_calls: str | None = typer.Option(None, "--tool-calls", help="For an assistant message: JSON list of calls."),
@@ -106,6 +106,8 @@ def append(
                                   "either --messages FILE, or CONTENT with --role/--tool-call-id/--tool-calls/--metadata")
         done = history.append_many_reported(key, _message_list(messages))
     else:
+        if content == parsing.STDIN:  # as remember - and update --content -: a message that is "-" itself comes on stdin
+            content = parsing.stdin_text("content", "UTF-8 text on standard input")
         done = history.append_reported(key, role, content, tool_calls=tool_calls, tool_call_id=tool_call_id,
                                        metadata=metadata)
     appended = done.messages
