@@ -410,3 +410,17 @@ def test_a_conversation_listing_with_history_off_says_why_it_is_empty(isolated_h
     off = "conversation history is off (history.enabled = false)"
     assert _empty(engram(isolated_home, "-a", "alice", "history", "list")) == f"no conversations: {off}"
     assert _empty(engram(isolated_home, "-a", "alice", "history", "summary", "web:1")) == f"no summary of web:1: {off}"
+
+
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_an_empty_home_is_refused_naming_the_option_before_anything_is_made(tmp_path: Path, blank: str) -> None:
+    # Typer read `--home ''` as the Path of ".": the run quietly kept its memory.db in the current folder.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env["HOME"] = str(tmp_path / "user")  # the default home, were the option taken as absent
+    for args in (("remember", "kept where?"), ("--json", "count")):
+        done = subprocess.run([sys.executable, "-m", "engram", "--home", blank, *args], capture_output=True,
+                              text=True, env=env, cwd=tmp_path, timeout=120)
+        assert done.returncode == 2, (done.stdout, done.stderr)
+        assert done.stderr.startswith("error: --home: must not be empty (allowed: a folder path"), done.stderr
+        assert done.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -36,7 +36,9 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _global_options(
     ctx: typer.Context,
-    home: Path | None = typer.Option(None, "--home", help="Data folder (default $ENGRAM_HOME, else ~/.engram)."),
+    # Read as text: typer made ``--home ''`` the Path of ``.``, and the run wrote memory.db in the
+    # current folder; the raw string is what tells an empty one from ``--home .``.
+    home: str | None = typer.Option(None, "--home", help="Data folder (default $ENGRAM_HOME, else ~/.engram)."),
     config: Path | None = typer.Option(None, "--config", help="Config file, as ENGRAM_CONFIG (default: config.toml, "
                                        ".yaml, .yml or .json in the data folder); engram's keys or another system's."),
     agent: str | None = typer.Option(None, "--agent", "-a", help="Agent whose memory to use (default: default)."),
@@ -47,7 +49,10 @@ def _global_options(
     _version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
                                   help="Print the version and exit."),
 ) -> None:
-    ctx.obj = CliState(home=home, config=config, agent=agent, session=session, backend=backend, as_json=as_json)
+    if home is not None and not home.strip():
+        raise ValidationError("--home", "must not be empty",
+                              "a folder path; leave --home out for $ENGRAM_HOME, else ~/.engram")
+    ctx.obj = CliState(home=None if home is None else Path(home), config=config, agent=agent, session=session, backend=backend, as_json=as_json)
     ctx.call_on_close(ctx.obj.close)
 
 
