@@ -31,3 +31,21 @@ def test_an_id_that_cannot_name_an_agent_is_named(prefix: str, ids: dict, field:
     with pytest.raises(ValidationError) as err:
         agent_for_ids(prefix, **ids)
     assert err.value.field == field
+
+
+def test_no_ids_is_refused_not_the_prefix_alone_as_every_callers_agent() -> None:
+    # agent_for_ids("adk:") answered "adk:": every caller without ids shared one agent's memories.
+    with pytest.raises(ValidationError) as err:
+        agent_for_ids("adk:")
+    assert err.value.field == "ids" and "user_id=" in str(err.value.allowed)
+
+
+@pytest.mark.parametrize(("args", "kwargs", "words"), [
+    ((), {"user_id": "ana"}, "is required"),  # was Python's TypeError: missing 1 required positional argument
+    ((None,), {"user_id": "ana"}, "got NoneType"),  # was TypeError: unsupported operand type(s) for +
+])
+def test_a_missing_or_wrong_prefix_is_refused_naming_it_and_what_it_takes(args: tuple, kwargs: dict, words: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        agent_for_ids(*args, **kwargs)
+    assert err.value.field == "prefix" and words in err.value.problem
+    assert '"crewai:"' in str(err.value.allowed)

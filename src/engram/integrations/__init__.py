@@ -164,6 +164,11 @@ def agent_part(text: str) -> str:
                    for ch in text)
 
 
+_PREFIX = 'a string the ids follow, such as "crewai:"'
+
+
+# Checked as the adapters' calls are: without the prefix Python's TypeError named it but not what it takes.
+@checked_call('agent_for_ids(prefix, user_id=..., ...)', prefix=_PREFIX)
 def agent_for_ids(prefix: str, **ids: str) -> str:
     """The engram agent an application's ids name under ``prefix``: each id written by
     ``agent_part``, in the order given, joined by ":" (``agent_for_ids("crewai:", user_id="José")``
@@ -171,8 +176,15 @@ def agent_for_ids(prefix: str, **ids: str) -> str:
     with "@@" (in no written part) and 32 hex digits of the ids' SHA-256. So different ids never
     share an agent, whatever they hold: a user cannot pick an id that lands on another's memories.
     Google ADK's service and Agno's per-user tools name their users' agents so. Raises
-    ``ValidationError`` naming an id that is not a non-empty string, or the first id when, with an
-    empty ``prefix``, the name would not start with a letter or digit."""
+    ``ValidationError`` naming ``prefix`` when it is left out or no string, ``ids`` when none is
+    given, an id that is not a non-empty string, or the first id when, with an empty ``prefix``,
+    the name would not start with a letter or digit."""
+    if not isinstance(prefix, str):
+        raise ValidationError("prefix", f"got {type(prefix).__name__}", _PREFIX)
+    if not ids:
+        # The prefix alone would be every caller's one agent: each user's memories shared with all.
+        raise ValidationError("ids", "none given", "one or more ids by keyword, each a non-empty string: "
+                              'agent_for_ids("crewai:", user_id=...)')
     for name, value in ids.items():
         if not isinstance(value, str) or not value.strip():
             raise ValidationError(name, f"got {value!r}", "a non-empty string")
