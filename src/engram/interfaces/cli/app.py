@@ -52,7 +52,8 @@ def _global_options(
     if home is not None and not home.strip():
         raise ValidationError("--home", "must not be empty",
                               "a folder path; leave --home out for $ENGRAM_HOME, else ~/.engram")
-    ctx.obj = CliState(home=None if home is None else Path(home), config=config, agent=agent, session=session, backend=backend, as_json=as_json)
+    ctx.obj = CliState(home=None if home is None else Path(home), config=config, agent=agent, session=session,
+                       backend=backend, as_json=as_json)
     ctx.call_on_close(ctx.obj.close)
 
 
