@@ -143,6 +143,12 @@ def memory_dict(memory: Memory) -> dict[str, Any]:
     return memory.to_dict()
 
 
+def supersedes_dict(memory: Memory, superseded: Sequence[Memory]) -> dict[str, Any]:
+    """A memory and those it supersedes (``Engram.supersedes``), oldest first, as HTTP's
+    ``/supersedes`` and ``engram --json supersedes`` both give them."""
+    return {"memory": memory_dict(memory), "supersedes": [memory_dict(m) for m in superseded]}
+
+
 def versions_dict(versions: Sequence[MemoryVersion]) -> dict[str, Any]:
     """A memory's earlier contents (``Engram.versions``), oldest first: what each said and when an
     update replaced it (epoch seconds), as HTTP's ``/versions``, MCP's ``versions`` tool and

@@ -1,5 +1,5 @@
-"""Memory commands: remember, update, recall, get, versions, list, forget, link, unlink, neighbours, count,
-export, import, stats (what the agent sees; ``--all-agents`` for the operator's whole-store view), reindex."""
+"""Memory commands: remember, update, recall, get, versions, list, forget, link, unlink, supersede, supersedes,
+neighbours, count, export, import, stats (what the agent sees; ``--all-agents`` for the operator's whole-store view), reindex."""
 
 from __future__ import annotations
 
@@ -461,6 +461,28 @@ def neighbours(
         render.note_line(f"nothing linked: no memory this agent sees is linked to {_said(ref, key)}")
 
 
+def supersedes(
+    ctx: typer.Context,
+    ref: str | None = typer.Argument(None, help="Id or key (or give --key)."),
+    key: str | None = ByKeyOpt,
+    limit: int = typer.Option(50, "--limit", "-n", help="How many superseded memories to show (1 to 1000)."),
+) -> None:
+    """The memories a memory supersedes (by id or key, or by --key), oldest first: the other way
+    along `engram supersede`, which the memory itself does not record (its superseded_by is)."""
+    from engram.interfaces import present
+
+    st = state(ctx)
+    engram = st.reading_engram()
+    memory = _one_memory(engram, "supersedes", ref, key)
+    found = engram.supersedes(memory, limit=limit)
+    if st.as_json:
+        render.emit_json(present.supersedes_dict(memory, found))
+    elif found:
+        render.memories_table(found, title=f"superseded by {render.markup_safe(memory.key)}, oldest first")
+    else:
+        render.note_line(f"{memory.key} supersedes no memory this agent sees")
+
+
 def count(
     ctx: typer.Context,
     category: list[str] | None = CategoryOpt,
@@ -812,7 +834,8 @@ def register(app: typer.Typer) -> None:
     for fn, name in (
         (remember, "remember"), (update, "update"), (recall, "recall"), (get, "get"), (versions, "versions"),
         (list_, "list"), (forget, "forget"),
-        (link, "link"), (unlink, "unlink"), (supersede, "supersede"), (neighbours, "neighbours"), (count, "count"),
+        (link, "link"), (unlink, "unlink"), (supersede, "supersede"), (supersedes, "supersedes"),
+        (neighbours, "neighbours"), (count, "count"),
         (export, "export"),
         (import_, "import"), (stats, "stats"), (reindex, "reindex"),
     ):

@@ -212,8 +212,7 @@ def links_of(eng: Engram, memory: Memory, limit: int) -> dict[str, Any]:
 
 
 def supersedes_of(eng: Engram, memory: Memory, limit: int) -> dict[str, Any]:
-    return {"memory": present.memory_dict(memory),
-            "supersedes": [present.memory_dict(m) for m in eng.supersedes(memory, limit=limit)]}
+    return present.supersedes_dict(memory, eng.supersedes(memory, limit=limit))
 
 
 def link_to(eng: Engram, memory: Memory, body: LinkIn) -> dict[str, Any]:
