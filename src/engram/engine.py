@@ -15,9 +15,9 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from engram import jsondoc, snapshot
 from engram.bulk import store_and_embed
@@ -49,7 +49,6 @@ from engram.model import (
     ScoreParts,
     WriteResult,
     make_draft,
-    make_filter,
     make_scope,
     parse_clear,
     parse_flag,
@@ -67,6 +66,7 @@ from engram.model import (
 )
 from engram.privacy import PiiPolicy, check_redacted_length
 from engram.recall_cache import RecallCache
+from engram.scoping import Filters, ScopeChoice, _Scoping, one_selector
 from engram.search import RecallRequest, TextEmbedder, recall
 from engram.store.base import (
     BatchWrite,
@@ -79,7 +79,7 @@ from engram.store.base import (
 )
 from engram.temporal.instants import EARLIEST
 from engram.temporal.reader import QueryTime, TimeReader, anchored_range, as_known
-from engram.visibility import held_by_id, narrow_audit, narrow_links, reaching, sessions_holding_key
+from engram.visibility import held_by_id, narrow_audit, sessions_holding_key
 from engram.writes import (
     Announce,
     KeptByKey,
@@ -101,63 +101,21 @@ if TYPE_CHECKING:
     from engram.history.service import History
     from engram.importers.apply import ImportSummary
 
+# Filters, ScopeChoice and one_selector are defined in engram.scoping and named from here, as ever.
+__all__ = ["CLOSE_WAIT_S", "Engram", "Filters", "ScopeChoice", "one_selector"]
+
 log = logging.getLogger("engram.engine")
 
 # How long closing waits for the writes already queued (a stuck embedding provider must not hang exit).
 CLOSE_WAIT_S = 60.0
 
-ScopeChoice = Literal["global", "agent", "session"] | Scope
 
 # What one ``remember_many`` item may name: ``remember``'s arguments as ``make_draft`` takes them
 # (its ``max_content_chars`` is the engine's) and ``links``, which the bulk path refuses by name.
 BULK_ITEM_FIELDS = (*(name for name in inspect.signature(make_draft).parameters if name != "max_content_chars"), "links")
 
 
-def one_selector(field: str, selectors: Mapping[str, object]) -> str:
-    """The name of the one selector given (not None) in ``selectors`` (name -> value, in the order
-    an error lists them). Raises ``ValidationError`` on ``field`` unless exactly one is given,
-    naming the selectors as ``selectors`` does: ``forget`` checks its own arguments with it, and
-    an interface whose parameters are named otherwise checks them with it first, so its callers
-    read their own names (MCP's ``memory_id``, ``older_than_days``), not ``ref``/``older_than_s``."""
-    chosen = [name for name, value in selectors.items() if value is not None]
-    if len(chosen) != 1:
-        raise ValidationError(field, f"got {', '.join(chosen) or 'no selector'}",
-                              f"exactly one of {', '.join(selectors)}")
-    return chosen[0]
-
-
-@dataclass(frozen=True, slots=True)
-class Filters:
-    """List/recall filters as a user passes them (validated into a ``MemoryFilter``): ``metadata``
-    keeps values whose text form equals the one given (``{"n": 5}`` and ``{"n": "5"}`` both match a
-    stored 5 or "5"); ``where`` states conditions on the metadata in mem0's filter language, types
-    kept (``engram.where``: comparisons, lists, substrings, ``*``, ``AND``/``OR``/``NOT``)."""
-
-    category: str | Category | Sequence[str | Category] | None = None
-    type: str | Sequence[str] | None = None
-    layer: str | Layer | Sequence[str | Layer] | None = None
-    tags: str | Iterable[str] | None = None
-    related_entity: str | None = None
-    # key = value by text form: the shorthand of ``where`` equality that text doors (--meta k=v) mean.
-    metadata: Mapping[str, Any] | None = None
-    # Conditions on the metadata beyond key = value: comparisons, lists, substrings, AND/OR/NOT
-    # (``engram.where`` states the language, mem0's), or their JSON text as the CLI and HTTP pass it.
-    where: Mapping[str, Any] | str | None = None
-    # Created in [since, until]: epoch seconds, ISO 8601 (no offset: in ``time.zone``) or a time
-    # phrase as the audit trail reads them ("yesterday", "last week"; ``until`` keeps its whole day).
-    since: float | str | None = None
-    until: float | str | None = None
-    include_superseded: bool = False
-    # Time (engram.temporal): event time in [happened_from, happened_before); facts valid at
-    # ``as_of``; memories as they were recorded at ``known_at``. Epoch seconds, ISO 8601 text or a
-    # phrase, which stands for its start (``as_of="yesterday"``: yesterday at midnight).
-    happened_from: float | str | None = None
-    happened_before: float | str | None = None
-    as_of: float | str | None = None
-    known_at: float | str | None = None
-
-
-class Engram:
+class Engram(_Scoping):
     """Long-term memory for one agent (and optionally one session of it)."""
 
     def __init__(
@@ -398,43 +356,6 @@ class Engram:
         if self.agent_databases is not None:
             self.agent_databases.closing(self)
 
-    # --- scopes and filters ----------------------------------------------------------------
-    def _write_scope(self, choice: ScopeChoice | None) -> Scope:
-        if isinstance(choice, Scope):
-            # A view acts for one agent: another agent's memories are reached through its own view.
-            if choice.agent is not None and choice.agent != self.scope.agent:
-                raise ValidationError("scope", f"{choice} is another agent's than this view's ({self.scope.agent})",
-                                      "global, this agent or one of its sessions; for_agent(...) opens another")
-            return choice
-        if choice in (None, "agent"):
-            return Scope(self.scope.agent)
-        if choice == "global":
-            return Scope()
-        if choice == "session":
-            if self.scope.session is None:
-                raise ValidationError("scope", "no session was named", "a session first: engram --session ID, the "
-                                      "X-Engram-Session header, or session=... in Python")
-            return self.scope
-        raise ValidationError("scope", f"unknown scope {jsondoc.shown(choice)}", ["global", "agent", "session"])
-
-    def _filter(self, filters: Filters | None = None, *, scope: ScopeChoice | None = None) -> MemoryFilter:
-        filters = filters or Filters()
-        scopes = self.scope.visible() if scope is None else (self._write_scope(scope),)
-        now = self.clock()
-        # Read as the audit trail's window is: epoch, ISO 8601 in the user's zone, or a phrase
-        # (an end counts its whole day or phrase; an instant, as_of and known_at, is its start).
-        since, until = self.time.window(filters.since, filters.until, now=now)
-        return make_filter(
-            scopes,
-            category=filters.category, type=filters.type, layer=filters.layer, tags=filters.tags,
-            related_entity=filters.related_entity, metadata=filters.metadata, since=since,
-            until=until, include_superseded=filters.include_superseded,
-            happened_from=self.time.instant(filters.happened_from, "happened_from"),
-            happened_before=self.time.instant(filters.happened_before, "happened_before"),
-            valid_at=self.time.bound(filters.as_of, "as_of", now=now),
-            known_at=self.time.bound(filters.known_at, "known_at", now=now),
-            where=filters.where,
-        )
 
     # --- writing ---------------------------------------------------------------------------
     def remember(
@@ -946,15 +867,6 @@ class Engram:
             memory = held_by_id(self.store, self.scope, ref) or memory
         return None if memory is None else self._shown([memory])[0]
 
-    def _reaching(self, memories: Sequence[Memory]) -> MemoryFilter:
-        """What this view reads, widened to the scopes of ``memories`` it reaches by id (its agent's
-        other sessions): the filter an id check of them, or of their links, reads with."""
-        return reaching(self.scope, self._readable, memories)
-
-    def _shown(self, memories: Sequence[Memory]) -> list[Memory]:
-        """``memories`` as this view may see them: ``links`` only to memories it may read (one of
-        another session of its agent, reached by id, shown as that session shows it)."""
-        return narrow_links(self.store, memories, self._reaching(memories))
 
     def get(self, ref: str) -> Memory:
         """Like ``find`` but raises ``NotFoundError`` (saying so when the key is held in another
