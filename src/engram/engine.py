@@ -20,24 +20,13 @@ from typing import TYPE_CHECKING, Any
 from engram import jsondoc, snapshot
 from engram.bulk import store_and_embed
 from engram.config import RecallSettings, Settings
-from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
+from engram.errors import ConfigError, EngramError, ValidationError
 from engram.events import EventBus, EventKind, Listener, MemoryEvent
+from engram.forgetting import _Forgetting
 from engram.lifecycle.settings import StrengthenSettings
 from engram.links import _Linking
 from engram.metrics import Metrics, TimedEmbedder
-from engram.model import (
-    Category,
-    Memory,
-    MemoryFilter,
-    Message,
-    make_scope,
-    parse_flag,
-    parse_number,
-    parse_query,
-    parse_reason,
-    parse_ref,
-    parse_tags,
-)
+from engram.model import Memory, MemoryFilter, Message, make_scope, parse_ref
 from engram.privacy import PiiPolicy
 from engram.reads import _Reading
 from engram.recall_cache import RecallCache
@@ -46,7 +35,6 @@ from engram.remembering import _Remembering
 from engram.scoping import Filters, ScopeChoice, _Scoping, one_selector
 from engram.search import TextEmbedder
 from engram.store.base import ImportResult, MemoryStore, StoreStats
-from engram.temporal.instants import EARLIEST
 from engram.temporal.reader import TimeReader
 from engram.updating import _Updating
 from engram.visibility import held_by_id, narrow_audit
@@ -69,7 +57,7 @@ log = logging.getLogger("engram.engine")
 CLOSE_WAIT_S = 60.0
 
 
-class Engram(_Scoping, _Remembering, _Updating, _Reading, _Recalling, _Linking):
+class Engram(_Scoping, _Remembering, _Updating, _Reading, _Recalling, _Linking, _Forgetting):
     """Long-term memory for one agent (and optionally one session of it)."""
 
     def __init__(
@@ -325,104 +313,6 @@ class Engram(_Scoping, _Remembering, _Updating, _Reading, _Recalling, _Linking):
             return [not_embedded(exc)]
         self.store.set_vectors(str(embedder.identity), list(zip([m.id for m in memories], vectors, strict=True)))
         return []
-
-
-    # --- forgetting ------------------------------------------------------------------------
-    def forget(
-        self,
-        ref: str | Memory | None = None,
-        *,
-        query: str | None = None,
-        tag: str | None = None,
-        older_than_s: float | None = None,
-        filters: Filters | None = None,
-        dry_run: bool = False,
-        reason: str | None = None,
-        erase: bool = False,
-        scope: ScopeChoice | None = None,
-    ) -> list[Memory]:
-        """Remove memories and every link to them; returns what was (or, dry run, would be) removed.
-
-        Exactly one selector: ``ref`` (an id or key, or a ``Memory`` as ``named`` takes one),
-        ``query`` (memories containing all of its words), ``tag``, or ``older_than_s`` (created
-        more than that many seconds ago);
-        ``filters`` narrow the bulk selectors, and ``scope`` (``"session"``, ``"agent"``, ``"global"``)
-        keeps them to that one scope, as ``list``'s does (ClawCode's forget within a session);
-        ``reason`` is kept in the audit trail.
-        ``erase``: forget, then leave nothing of them but their ids (``engram.erase``); no backup is
-        taken first, as a bulk forget takes one: it would be a fresh copy of what is erased.
-        Raises ``NotFoundError`` for an unknown ``ref``.
-        """
-        self.writes.refuse_when_closed()
-        erase = parse_flag(erase, "erase")
-        one_selector("forget", {"ref": ref, "query": query, "tag": tag, "older_than_s": older_than_s})
-        base = filters or Filters()
-        if ref is not None:
-            targets = [self.named(ref, field="forget")]
-        elif query is not None:
-            targets = self.store.find_matching_all(parse_query(query), self._filter(base, scope=scope))
-        elif tag is not None:
-            wanted = parse_tags(tag, "tag", drop_empty=True)
-            if not wanted:  # no tag would narrow nothing: every memory in view, not "the untagged"
-                raise ValidationError("tag", f"{jsondoc.shown(tag)} names no tag", "a tag (non-empty text)")
-            targets = self._all(self._filter(replace(base, tags=(*parse_tags(base.tags, drop_empty=True), *wanted)),
-                                             scope=scope))
-        else:
-            older_than_s = parse_number(older_than_s, "older_than_s", "a number of seconds, 0 or more", 0)
-            cutoff = max(self.clock() - older_than_s, EARLIEST)  # older than any date: none is
-            targets = self._all(self._filter(replace(base, until=cutoff), scope=scope))
-        from engram import erase as erase_mod  # on use, as the engine loads the audit trail's modules
-
-        erasing = erase and not parse_flag(dry_run, "dry_run")
-        # An erase works from what the store holds: a ``Memory`` handed in (``named`` takes it as it
-        # is) is the caller's record, whose key and content need not be the stored ones, and its key
-        # would be stripped from the link rows of the scopes it sees (a global one's: every agent's).
-        held = self.store.get_many([targets[0].id]) if erasing and isinstance(ref, Memory) else targets
-        # The texts an erase also takes out of the embedding cache, read before the versions go.
-        texts = erase_mod.texts_of(self.store, held) if erasing else []
-        removed = self._delete(targets, bulk=ref is None and not erase, dry_run=dry_run, reason=reason)
-        if ref is not None and not removed:  # a Memory given was already gone (read before): as its id would be
-            raise NotFoundError("memory", targets[0].id)
-        if erasing and removed:
-            gone = {m.id for m in removed}
-            erase_mod.erase_traces(self, [m for m in held if m.id in gone], reason, texts)
-        return removed
-
-    def _delete(self, targets: Sequence[Memory], *, bulk: bool, dry_run: bool = False,
-                reason: str | None = None) -> list[Memory]:
-        """``forget``'s removal of ``targets`` (a bulk one after the backup guard)."""
-        dry_run = parse_flag(dry_run, "dry_run")  # ("no" was a dry run, 0 a real one: checked before either)
-        parse_reason(reason)  # before anything goes: the audit trail keeps it (PostgreSQL refuses a NUL)
-        shown = self._shown(targets)  # before the links go with them
-        if dry_run or not targets:
-            return shown
-        if bulk and self.guard is not None:
-            self.guard("bulk-forget")
-        removed = self.store.delete([m.id for m in targets])
-        self._emit("forgotten", removed, reason)
-        gone = {m.id for m in removed}
-        return [m for m in shown if m.id in gone]
-
-    def forget_own(self, *, filters: Filters | None = None, dry_run: bool = False,
-                   reason: str | None = None) -> list[Memory]:
-        """Forget every memory this view owns: its agent's scope and its session's, narrowed by
-        ``filters`` (``Filters(include_superseded=True)`` for superseded ones too). What clearing a
-        framework's memory means. Global memories belong to every agent and another agent's are
-        not this one's, so neither is touched, unlike ``forget``, which removes whatever this view
-        can see. A bulk forget: the backup is taken first, each memory goes to the audit trail
-        with ``reason``. Returns what was (or, dry run, would be) removed."""
-        self.writes.refuse_when_closed()
-        own = tuple(scope for scope in self.scope.visible() if scope.agent is not None)
-        if not own:
-            return []
-        targets = self._all(replace(self._filter(filters or Filters()), scopes=own))
-        return self._delete(targets, bulk=True, dry_run=dry_run, reason=reason)
-
-    def _forget_old_conversations(self, max_age_s: float) -> int:
-        """Compaction's purge: forget this agent's own ``conversation`` memories created more than
-        ``max_age_s`` ago (``forget_own``); returns how many."""
-        older = Filters(category=Category.CONVERSATION, until=max(self.clock() - max_age_s, EARLIEST))
-        return len(self.forget_own(filters=older, reason="conversation compaction"))
 
 
     # --- snapshots -------------------------------------------------------------------------
