@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from engram import jsondoc
 from engram.config import RecallSettings, Settings
-from engram.errors import ConfigError, EngramError, ValidationError
+from engram.errors import ValidationError
 from engram.events import EventBus, EventKind, Listener, MemoryEvent
 from engram.forgetting import _Forgetting
 from engram.lifecycle.settings import StrengthenSettings
@@ -28,6 +28,7 @@ from engram.privacy import PiiPolicy
 from engram.reads import _Reading
 from engram.recall_cache import RecallCache
 from engram.recalling import _Recalling
+from engram.reindexing import _Reindexing
 from engram.remembering import _Remembering
 from engram.scoping import Filters, ScopeChoice, _Scoping, one_selector
 from engram.search import TextEmbedder
@@ -36,7 +37,7 @@ from engram.temporal.reader import TimeReader
 from engram.transfer import _Transferring
 from engram.updating import _Updating
 from engram.visibility import held_by_id, narrow_audit
-from engram.writes import WriteQueue, embed_texts, identity_warning, not_embedded
+from engram.writes import WriteQueue
 
 if TYPE_CHECKING:
     from engram.agent_databases import AgentDatabases
@@ -54,7 +55,7 @@ log = logging.getLogger("engram.engine")
 CLOSE_WAIT_S = 60.0
 
 
-class Engram(_Scoping, _Remembering, _Updating, _Reading, _Recalling, _Linking, _Forgetting, _Transferring):
+class Engram(_Scoping, _Remembering, _Updating, _Reading, _Recalling, _Linking, _Forgetting, _Transferring, _Reindexing):
     """Long-term memory for one agent (and optionally one session of it)."""
 
     def __init__(
@@ -295,54 +296,6 @@ class Engram(_Scoping, _Remembering, _Updating, _Reading, _Recalling, _Linking, 
         if self.agent_databases is not None:
             self.agent_databases.closing(self)
 
-
-    def _embed(self, memories: Sequence[Memory]) -> list[str]:
-        """Embed and store vectors for ``memories``; failures become warnings, never lost writes."""
-        embedder = self.writes.embedder  # the writer's: None when the store keeps nothing
-        if embedder is None or not memories:
-            return []
-        warning = identity_warning(self.store, embedder)
-        if warning is not None:
-            return [warning]
-        try:
-            vectors = embed_texts(embedder, [(m.content, m.search_context) for m in memories])
-        except EngramError as exc:
-            return [not_embedded(exc)]
-        self.store.set_vectors(str(embedder.identity), list(zip([m.id for m in memories], vectors, strict=True)))
-        return []
-
-
-    def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
-        """Drop every stored vector and embed all memories again with the current embedder
-        (after a model change). Returns how many were embedded; raises ``ConfigError`` when no
-        embedder is configured."""
-        self.writes.refuse_when_closed()
-        if self.embedder is None:
-            raise ConfigError("reindex needs an embedder: set embeddings.provider (it is 'none')")
-        total = self.store.stats().memories
-        self.store.clear_vectors()
-        done = self.embed_missing(lambda done, _: progress(done, total) if progress else None)
-        self.backend.warm()  # build a vector index now rather than in the next recall
-        return done
-
-    def embed_missing(self, progress: Callable[[int, int], None] | None = None) -> int:
-        """Embed every memory that has no vector yet; returns how many were embedded.
-        ``progress(done, total)`` is called after each batch of 256."""
-        self.writes.refuse_when_closed()
-        if self.embedder is None:
-            return 0
-        total = 0
-        if progress:  # each memory holds at most one vector: the store's figures tell how many lack one
-            figures = self.store.stats()
-            total = max(figures.memories - figures.vectors, 0)
-        done = 0
-        while batch := self.store.missing_vectors(limit=256):
-            if self._embed(batch):
-                break
-            done += len(batch)
-            if progress:
-                progress(done, max(total, done))  # a memory stored meanwhile is embedded too
-        return done
 
     def stats(self) -> StoreStats:
         """The whole store's figures, every agent's memories included: the operator's view (an
