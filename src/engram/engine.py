@@ -5,6 +5,16 @@ Scopes: an ``Engram`` acts for one agent (``default`` unless told) and optionall
 Writes go to the agent's scope unless ``scope="global"`` or ``scope="session"`` is asked for;
 reads see the session, the agent and global, ranked together. ``for_agent`` / ``for_session``
 give views on the same store for other agents or sessions.
+
+The class is assembled here from its parts, one concern each, as mixins (``scoping`` says why):
+``scoping`` (the scope a call writes to or reads; ``Filters``), ``remembering`` (``remember``,
+``remember_soon``, ``remember_many``), ``updating`` (``update``, ``replace``, ``annotate``),
+``reads`` (``find``, ``get``, ``named``, ``list``, ``count``, ``versions``), ``recalling``
+(``recall``, ``mark_used``), ``links`` (``link``, ``unlink``, ``neighbours``, ``supersede``),
+``forgetting`` (``forget``, ``forget_own``), ``transfer`` (snapshots, imports), ``reindexing``
+(``reindex``, ``embed_missing``), ``reports`` (``stats``, the audit trail) and ``conversations``
+(``history``). This module keeps what holds them together: construction, the views on other
+agents and sessions (``for_agent``), the events a change announces, and ``close``.
 """
 
 from __future__ import annotations
