@@ -34,6 +34,7 @@ READS: dict[str, Callable[[Engram, Any, Any], object]] = {
     "recall": lambda mem, a, b: mem.recall("alpha"),
     "recall without touching": lambda mem, a, b: mem.recall("alpha", touch=False),
     "neighbours": lambda mem, a, b: mem.neighbours(a),
+    "supersedes": lambda mem, a, b: mem.supersedes(a),
     "link_keys": lambda mem, a, b: mem.link_keys([a]),
     "visible_memories": lambda mem, a, b: mem.visible_memories(),
     "export_snapshot": lambda mem, a, b: mem.export_snapshot(),
