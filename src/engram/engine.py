@@ -10,7 +10,7 @@ The class is assembled here from its parts, one concern each, as mixins (``scopi
 ``scoping`` (the scope a call writes to or reads; ``Filters``), ``remembering`` (``remember``,
 ``remember_soon``, ``remember_many``), ``updating`` (``update``, ``replace``, ``annotate``),
 ``reads`` (``find``, ``get``, ``named``, ``list``, ``count``, ``versions``), ``recalling``
-(``recall``, ``mark_used``), ``links`` (``link``, ``unlink``, ``neighbours``, ``supersede``),
+(``recall``, ``mark_used``), ``links`` (``link``, ``unlink``, ``neighbours``, ``supersede``, ``supersedes``),
 ``forgetting`` (``forget``, ``forget_own``), ``transfer`` (snapshots, imports), ``reindexing``
 (``reindex``, ``embed_missing``), ``reports`` (``stats``, the audit trail) and ``conversations``
 (``history``). This module keeps what holds them together: construction, the views on other
