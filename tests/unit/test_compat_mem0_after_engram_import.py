@@ -319,3 +319,51 @@ def test_mem0_ids_survive_export_and_import_into_another_home(imported: tuple[Pa
         assert [r["id"] for r in back.get_all(user_id="alice")["results"]] == [umbrellas]
     finally:
         back.close()
+
+
+def test_history_by_the_mem0_id_keeps_a_deleted_memorys_events(imported: tuple[Path, Path, Memory], per_agent: bool) -> None:
+    # history(mem0 id) after delete(mem0 id) answered [] (the trail knows the memory by engram's id),
+    # where mem0 gives its events, the DELETE included. The forget row keeps the memory whole, its
+    # mem0 id too, and the facade finds the rows through it; only a memory the facade made.
+    home, _, m = imported
+    umbrellas, _, short, cat, _ = (item["id"] for item in EXPORT["results"])
+    engram_id = m.engram.for_agent("alice").get_by_key(
+        next(x["key"] for x in as_json(home, "-a", "alice", "list", "--meta", "topic=home"))).id
+    m.update(umbrellas, "Keeps her green umbrellas by the door")
+    m.delete(umbrellas)
+    history = m.history(umbrellas)
+    assert [(e["event"], e["memory_id"], e["old_memory"], e["new_memory"], e["is_deleted"]) for e in history] == [
+        ("ADD", umbrellas, None, "Keeps her blue umbrellas by the door", False),
+        ("UPDATE", umbrellas, "Keeps her blue umbrellas by the door", "Keeps her green umbrellas by the door", False),
+        ("DELETE", umbrellas, "Keeps her green umbrellas by the door", None, True)]
+    assert _iso_seconds(history[0]["created_at"]) == _iso_seconds("2025-03-01T08:00:00-08:00")
+    assert m.history(engram_id) == history  # engram's id reaches the same, under mem0's
+    m.delete_all(agent_id="coach")
+    assert [e["event"] for e in m.history(short)] == ["ADD", "DELETE"]
+    # reset drops the history with the memories, as mem0's reset does
+    m.reset()
+    assert m.history(cat) == [] and [e["event"] for e in m.history(umbrellas)] == ["ADD", "UPDATE", "DELETE"]
+
+
+def test_history_by_a_mem0_id_reaches_no_deleted_memory_the_facade_did_not_make(tmp_path: Path, per_agent: bool) -> None:
+    # The same export in one engram agent (--into-agent), and an engram agent's own memory naming a
+    # mem0 id, forgotten there: their trails are those agents' own, never the facade's history.
+    home, source = tmp_path / "home", tmp_path / "export.json"
+    source.write_text(json.dumps(EXPORT), encoding="utf-8")
+    assert as_json(home, "-a", "support", "import", str(source), "--into-agent")["imported"] == 5
+    for agent, note in (("carol", "Carol's own note"), ("support", None)):
+        own = Engram.from_settings(home=home, agent=agent, per_agent_databases=per_agent, embeddings={"provider": "none"})
+        try:
+            if note is not None:
+                own.forget(own.remember(note, metadata={"mem0": {"id": "c-1"}}, source="mem0").memory)
+            for memory in own.list(limit=100, scope="agent"):
+                own.forget(memory)
+        finally:
+            own.close()
+    m = _facade(home, per_agent)
+    try:
+        for mem0_id in (*(item["id"] for item in EXPORT["results"]), "c-1"):
+            assert m.history(mem0_id) == [], mem0_id
+    finally:
+        m.close()
+

@@ -459,6 +459,9 @@ class MemoryStoreContract(TemporalContract):
             "c": {"mem0": "m-1", "mem0.id": "m-1"},
             "d": {"mem0": {"id": None}},
             "e": {"mem0": ["m-1"]},
+            # Keys a SQL literal must quote: an equality with a string writes its path into the SQL
+            # (so an expression index can answer it: store.where_sql), never as a parameter.
+            "f": {"it's 100%\\": {'"q"': "m-1", "%s": "m-1"}},
         }
         for key, metadata in rows.items():
             mem.remember(f"memory {key}", key=key, metadata=metadata)
@@ -475,8 +478,11 @@ class MemoryStoreContract(TemporalContract):
         assert keys(Compare("mem0", "gt", 5, within=("n",))) == ["b"]
         assert keys(Compare("mem0", "contains", "x", within=("tags",))) == ["a"]
         assert keys(Compare("mem0", "eq", "m-1", within=("deep", "id"))) == ["b"]
-        assert keys(Logic("not", (Compare("mem0", "eq", "m-1", within=("id",)),))) == ["b", "c", "d", "e"]
+        assert keys(Logic("not", (Compare("mem0", "eq", "m-1", within=("id",)),))) == ["b", "c", "d", "e", "f"]
         assert keys(Compare("mem0.id", "eq", "m-1")) == ["c"]  # a key with a dot is one key
+        assert keys(Compare("it's 100%\\", "eq", "m-1", within=('"q"',))) == ["f"]
+        assert keys(Compare("it's 100%\\", "in", ("m-1", "m-2"), within=("%s",))) == ["f"]
+        assert keys(Compare("mem0", "eq", "m-1", within=("0",))) == []  # a list has no keys, "0" neither
 
     def test_metadata_is_where_equality_by_text_form(self, mem: Engram) -> None:
         # Filters(metadata=...) is where's equality on text forms (engram.where): a value typed at
