@@ -367,3 +367,28 @@ def test_history_by_a_mem0_id_reaches_no_deleted_memory_the_facade_did_not_make(
     finally:
         m.close()
 
+
+def test_import_mem0_keeps_a_future_time_as_engram_import_does(tmp_path: Path, per_agent: bool) -> None:
+    # An import keeps its source's times as given. engram import kept an item created in 2999 (a clock
+    # set wrong in the source, a date typed by hand); the facade's import_mem0 refused the whole export
+    # with "created_at ... is later than now", as remember refuses it. Both now keep it, alike.
+    item = {"id": "5a0c6a1e-7777-4c1b-9d35-0a1b2c3d4e5f", "memory": "Plans a trip to the Moon", "hash": "h-moon",
+            "metadata": {"topic": "travel"}, "created_at": "2999-01-01T00:00:00+00:00",
+            "updated_at": "2999-01-02T00:00:00+00:00", "user_id": "alice"}
+    export = {"results": [EXPORT["results"][0], item]}
+    cli_home, source = tmp_path / "cli", tmp_path / "export.json"
+    source.write_text(json.dumps(export), encoding="utf-8")
+    assert as_json(cli_home, "-a", "app", "import", str(source))["imported"] == 2
+    by_cli = {x["content"]: (x["created_at"], x["updated_at"]) for x in as_json(cli_home, "-a", "alice", "list")}
+    m = _facade(tmp_path / "facade", per_agent)
+    try:
+        assert m.import_mem0(export) == {"imported": 2, "skipped": 0, "forgotten": 0}
+        got = m.get(item["id"])
+        assert (got["memory"], _iso_seconds(got["created_at"]), _iso_seconds(got["updated_at"])) == (
+            item["memory"], _iso_seconds(item["created_at"]), _iso_seconds(item["updated_at"]))
+        assert m.import_mem0(export) == {"imported": 0, "skipped": 2, "forgotten": 0}  # and the same again stores nothing
+    finally:
+        m.close()
+    by_facade = {x["content"]: (x["created_at"], x["updated_at"])
+                 for x in as_json(tmp_path / "facade", "-a", "alice", "list")}
+    assert by_facade == by_cli and by_cli[item["memory"]] == (_iso_seconds(item["created_at"]), _iso_seconds(item["updated_at"]))

@@ -739,10 +739,12 @@ class Memory:
                 view = self._view(ids)
                 content = _as_stored(view, record.content, "content")
                 key = _unit_key(key_from_content(content), ids)
-                # Checked as remember checks it (content, key, tags, metadata, time) before the first
-                # item is stored: an item remember would refuse stores nothing of the export.
-                view.check_remember(record.content, key=key, tags=record.tags, metadata=metadata,
-                                    created_at=record.created_at, source=KIND)
+                # Checked as remember checks it (content, key, tags, metadata) before the first item
+                # is stored: an item remember would refuse stores nothing of the export. Not its times:
+                # an import keeps its source's times as given (``importers.apply``, which stores the
+                # fresh items below: ``record_times``), a future one too, where remember refuses a
+                # creation after now; the facade and ``engram import`` give an item the same times.
+                view.check_remember(record.content, key=key, tags=record.tags, metadata=metadata, source=KIND)
             except ValidationError as exc:
                 raise ValidationError(record.where + record.fields.get(exc.field, f".{exc.field}"), exc.problem,
                                       exc.allowed) from None
