@@ -30,6 +30,7 @@ from pathlib import Path
 
 from engram.compat.mem0 import Memory
 from engram.engine import Engram
+from engram.model import MemoryFilter, Scope
 
 
 def build(home: Path, size: int, owners: int) -> tuple[Memory, list[str], list[str]]:
@@ -41,15 +42,9 @@ def build(home: Path, size: int, owners: int) -> tuple[Memory, list[str], list[s
     for start in range(0, size, 2000):
         facade.import_mem0({"results": items[start:start + 2000]})
     mem0_ids = [item["id"] for item in items]
-    engram_ids = [m.id for m in facade.engram.store.list(_everyone(facade), limit=size)]
+    everyone = MemoryFilter(scopes=tuple(Scope.parse(scope) for scope in facade.engram.stats().by_scope))
+    engram_ids = [m.id for m in facade.engram.store.list(everyone, limit=size)]
     return facade, mem0_ids, engram_ids
-
-
-def _everyone(facade: Memory):  # noqa: ANN202
-    from engram.model import MemoryFilter, Scope
-
-    scopes = tuple(Scope.parse(s) for s in facade.engram.stats().by_scope)
-    return MemoryFilter(scopes=scopes)
 
 
 def median_ms(lookup: Callable[[str], object], ids: list[str]) -> float:
