@@ -29,7 +29,7 @@ the databases of the home's agents named as the facade names owners (``_database
 goes through the same ones. Looked up, not recorded: a record of which owner holds each id would be
 a second account beside the databases, wrong as soon as another door (``engram import``, an
 ``engram forget``, another process) adds or removes one, where the databases are always right;
-the cost is one lookup by id per owner's database for an id the facade does not hold.
+the cost is one lookup by id per owner's database (every one is asked: an id two hold names neither, ``_find``).
 
 Differences (docs/integrations.md lists them for users): ``infer=True`` extracts facts with
 engram's rule-based extractor unless an ``extractor`` (e.g. ``LLMExtractor``) is given; identical
@@ -387,20 +387,30 @@ class Memory:
         database, with one per agent: ``_databases``); only memories the facade made (never an
         engram agent's own). The id is engram's, or the id mem0 gave a memory imported from it
         (``public_id``), which an application that kept mem0's ids calls with: engram's is looked
-        up first in every database, then mem0's (``_by_mem0_id``)."""
+        up first in every database, then mem0's (``_by_mem0_id``).
+
+        Every owner is asked, not the first that answers: an id held by more than one memory the
+        facade made (a mem0 id is a value of the metadata, which any door writing to an owner's
+        agent may set; with one database per agent, an engram id kept by a snapshot import may be
+        in two) names none of them, and is refused (``ValidationError`` naming ``memory_id``).
+        Taking the first found let an agent that set another owner's mem0 id on a memory of its
+        own receive what ``update`` meant for that owner, be read in its place by ``get`` and be
+        deleted in its place by ``delete``."""
         if not isinstance(memory_id, str) or not memory_id:
             raise ValidationError("memory_id", f"{memory_id!r} is not a memory id", "an id from add/get_all/search")
         databases = self._databases()
-        for database, agent in databases:
-            found = [m for m in database.store.get_many([memory_id])
-                     if _made_here(m) and (agent is None or m.scope.agent == agent)]
-            if found:
-                return found[0], self.engram.for_agent(found[0].scope.agent or "default", origin="mem0")
-        for database, agent in databases:
-            memory = _by_mem0_id(database, agent, memory_id)
-            if memory is not None:
-                return memory, self.engram.for_agent(memory.scope.agent or "default", origin="mem0")
-        raise MemoryNotFoundError("memory", memory_id)
+        found = [m for database, agent in databases for m in database.store.get_many([memory_id])
+                 if _made_here(m) and (agent is None or m.scope.agent == agent)]
+        if not found:
+            found = [m for database, agent in databases for m in _by_mem0_id(database, agent, memory_id)]
+        if not found:
+            raise MemoryNotFoundError("memory", memory_id)
+        if len(found) > 1:
+            raise ValidationError("memory_id", f"{jsondoc.shown(memory_id)} is the id of {len(found)} memories of the "
+                                  "facade, so it names none of them (nothing read or changed)",
+                                  "an id one memory of the facade holds (a mem0 id is one memory's: forget the memory "
+                                  "that should not hold it)")
+        return found[0], self.engram.for_agent(found[0].scope.agent or "default", origin="mem0")
 
     @staticmethod
     def _narrow(ids: Mapping[str, str], filters: Mapping[str, Any] | None) -> Filters:
@@ -833,9 +843,10 @@ def _messages(messages: Any) -> list[dict[str, str]]:
     return out
 
 
-def _by_mem0_id(database: Engram, agent: str | None, mem0_id: str) -> EngramMemory | None:
-    """The memory the facade made whose mem0 id (``metadata["mem0"]["id"]``: ``public_id``) is
-    ``mem0_id``, in ``database`` (of ``agent`` alone, None: of every agent), or None. Asked of the
+def _by_mem0_id(database: Engram, agent: str | None, mem0_id: str) -> list[EngramMemory]:
+    """The memories the facade made whose mem0 id (``metadata["mem0"]["id"]``: ``public_id``) is
+    ``mem0_id``, in ``database`` (of ``agent`` alone, None: of every agent): one, unless another
+    door set that id on a memory of an owner (``Memory._find`` refuses the id then). Asked of the
     store as a metadata condition (``where.Compare`` down the path ``mem0`` -> ``id``), in the
     agent scopes named as the facade names owners: the store reads the rows (no index: a scan of
     the JSON of an owner's rows in SQL: about 80 ms in one shared SQLite database of 10,000 memories,
@@ -848,10 +859,10 @@ def _by_mem0_id(database: Engram, agent: str | None, mem0_id: str) -> EngramMemo
         if scope.kind == "agent" and scope.agent is not None
         and (":" not in scope.agent or scope.agent.startswith((OWNER_PREFIX["agent_id"], OWNER_PREFIX["run_id"])))]
     if not scopes:
-        return None
+        return []
     where = Compare(KIND, "eq", mem0_id, within=("id",))
     found = database.store.list(MemoryFilter(scopes=tuple(scopes), where=where), limit=MAX_LIST_LIMIT)
-    return next((m for m in found if m.source == KIND and _made_here(m)), None)
+    return [m for m in found if m.source == KIND and _made_here(m)]
 
 
 def _every(view: Engram, filters: Filters | None = None) -> list[EngramMemory]:
