@@ -105,7 +105,7 @@ def _entity_ids(values: Mapping[str, Any], where: str) -> dict[str, str]:
         if value is None:
             continue
         if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value.strip()):
-            raise ValidationError(name, f"{value!r} is not an id", "a non-empty string without spaces")
+            raise ValidationError(name, f"{jsondoc.shown(value)} is not an id", "a non-empty string without spaces")
         if value.strip() == "*":
             raise ValidationError(name, "wildcards are not supported", "the id itself")
         if name == "user_id":
@@ -276,7 +276,7 @@ def _count(top_k: int | None, limit: int | None) -> tuple[str, int]:
     nothing (as in mem0)."""
     name, value = ("top_k", top_k) if top_k is not None else ("limit", DEFAULT_TOP_K if limit is None else limit)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ValidationError(name, f"{value!r} is not a count", "an integer >= 0")
+        raise ValidationError(name, f"{jsondoc.shown(value)} is not a count", "an integer >= 0")
     return name, value
 
 
@@ -397,7 +397,7 @@ class Memory:
         own receive what ``update`` meant for that owner, be read in its place by ``get`` and be
         deleted in its place by ``delete``."""
         if not isinstance(memory_id, str) or not memory_id:
-            raise ValidationError("memory_id", f"{memory_id!r} is not a memory id", "an id from add/get_all/search")
+            raise ValidationError("memory_id", f"{jsondoc.shown(memory_id)} is not a memory id", "an id from add/get_all/search")
         databases = self._databases()
         found = [m for database, agent in databases for m in database.store.get_many([memory_id])
                  if _made_here(m) and (agent is None or m.scope.agent == agent)]
