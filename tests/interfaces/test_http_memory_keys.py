@@ -316,3 +316,19 @@ def test_a_global_memory_shows_each_agent_only_the_memories_of_its_own_it_supers
                 assert [m["id"] for m in answer["supersedes"]] == [mine]
         assert b.get(f"/api/v1/memory/{fact}").json()["links"] == []
         assert b.get(f"/api/v1/memory/{fact}/links").json()["neighbours"] == []
+
+
+def test_an_unlink_by_path_names_the_path_segment_it_refused(served: Served) -> None:
+    """``DELETE /memory/{ref}/links/{other}`` names a refused end ``ref`` or ``other``, as ``POST
+    /links`` names ``to`` and the by-key form ``other``: it named the engine's ``a`` and ``b``.
+    Nothing is unlinked."""
+    with served.client(served.alice) as c:
+        one = c.post("/api/v1/memory", json={"content": "Alice lives in Lisbon", "key": "home"}).json()["memory_id"]
+        two = c.post("/api/v1/memory", json={"content": "Lisbon is by the sea", "key": "sea"}).json()["memory_id"]
+        assert c.post(f"/api/v1/memory/{one}/links", json={"to": two}).status_code == 201
+        for path, field in ((f"/api/v1/memory/{one}/links/%00", "other"), ("/api/v1/memory/%00/links/sea", "ref"),
+                            ("/api/v1/memory/home/links/%20", "other"), ("/api/v1/memory/%20/links/sea", "ref")):
+            r = c.delete(path)
+            assert r.status_code == 422 and r.json()["field"] == field, (path, r.text)
+        assert c.get(f"/api/v1/memory/{one}").json()["links"] == [two]
+        assert c.delete("/api/v1/memory/home/links/sea").json() == {"unlinked": True}

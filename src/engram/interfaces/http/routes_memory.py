@@ -272,4 +272,7 @@ def add_link(eng: Eng, ref: str, body: LinkIn) -> dict[str, Any]:
 
 @router.delete("/{ref:ref}/links/{other:ref}", summary="Remove the link between two memories", responses=NAMED)
 def remove_link(eng: Eng, ref: str, other: str) -> dict[str, Any]:
-    return {"unlinked": eng.unlink(ref, other)}
+    # Each end resolved here, as add_link does, so an error names the path's ``ref`` and ``other``
+    # (``eng.unlink(ref, other)`` named them by the engine's arguments, ``a`` and ``b``).
+    memory = eng.get(ref)
+    return {"unlinked": eng.unlink(memory, eng.named(other, None, field="unlink", names=("other", "other_key")))}
