@@ -8,6 +8,7 @@ raised "not found", ``history`` was empty and ``reset`` forgot nothing of any us
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -161,3 +162,27 @@ def test_a_mem0_id_another_agent_set_on_its_own_memory_names_neither(m: Memory, 
     m.engram.for_agent("bob").forget("decoy")
     m.update("b7c1e0d2-mem0", "Alice's locker code is 9876")
     assert _contents(m, "alice") == ["Alice's locker code is 9876"]
+
+
+def test_an_engram_id_two_agents_databases_hold_names_neither(home: Path) -> None:
+    # With one database per agent, an engram id is unique in its own database only: a snapshot
+    # import keeps an entry's id, so agent aaron can hold a memory of his own under the id of alice's.
+    # The facade took the first database that answered (aaron's, by folder order): update wrote
+    # what the application meant for alice into aaron's memory. Now the id names neither.
+    engram = Engram.from_settings(home=home, agent="app", per_agent_databases=True, embeddings={"provider": "none"})
+    m = Memory(engram)
+    try:
+        alice = m.add("Alice's locker code is 4711", user_id="alice", infer=False)["results"][0]["id"]
+        decoy = {"id": alice, "key": "decoy", "content": "Aaron's decoy", "category": "knowledge", "scope": "agent:aaron",
+                 "metadata": {"user_id": "aaron"}, "source": "mem0", "created_at": 1700000000, "updated_at": 1700000000}
+        engram.for_agent("aaron").import_snapshot(json.dumps({"version": 1, "memories": [decoy]}))
+        with pytest.raises(ValidationError) as refused:
+            m.update(alice, "Alice's locker code is 9876")
+        assert refused.value.field == "memory_id"
+        with pytest.raises(ValidationError):
+            m.get(alice)
+        assert [x.content for x in engram.for_agent("aaron").list()] == ["Aaron's decoy"]
+        assert _contents(m, "alice") == ["Alice's locker code is 4711"]
+        assert _agents_in(home / "agents" / "aaron" / "memory.db") == [("aaron", "Aaron's decoy")]
+    finally:
+        m.close()
