@@ -274,3 +274,61 @@ def test_a_memory_names_those_it_supersedes_by_id_and_by_key(served: Served) -> 
         assert _by_key(b, "GET", "home/2", "/supersedes").status_code == 404
         bobs = b.post("/api/v1/memory", json={"content": "Bob lives in Faro", "key": "bob-home"}).json()["memory_id"]
         assert b.get(f"/api/v1/memory/{bobs}/supersedes").json()["supersedes"] == []
+
+
+def test_links_and_supersedes_take_the_limits_every_door_takes(served: Served) -> None:
+    """``?limit=`` of ``/links`` and ``/supersedes`` is the engine's range, 1 to 1000, as
+    ``engram supersedes --limit`` and ``Engram.supersedes``/``neighbours`` take it: HTTP refused
+    201 to 1000 with a 422."""
+    with served.client(served.alice) as c:
+        new = c.post("/api/v1/memory", json={"content": "Alice lives in Lisbon", "key": "home"}).json()["memory_id"]
+        olds = [c.post("/api/v1/memory", json={"content": f"Alice lived in town {i}", "key": f"home-{i}"}).json()["memory_id"]
+                for i in range(3)]
+        for old in olds:
+            assert c.post(f"/api/v1/memory/{old}/supersede", json={"by": new}).status_code == 200
+        near = c.post("/api/v1/memory", json={"content": "Lisbon is by the sea", "key": "sea"}).json()["memory_id"]
+        assert c.post(f"/api/v1/memory/{new}/links", json={"to": near}).status_code == 201
+        for route, listed in (("/supersedes", "supersedes"), ("/links", "neighbours")):
+            for limit in (201, 1000):
+                r = c.get(f"/api/v1/memory/{new}{route}", params={"limit": limit})
+                assert r.status_code == 200, (route, limit, r.text)
+                assert len(r.json()[listed]) == (3 if listed == "supersedes" else 1)
+                assert _by_key(c, "GET", "home", route, params={"limit": limit}).status_code == 200
+            r = c.get(f"/api/v1/memory/{new}{route}", params={"limit": 1001})
+            assert r.status_code == 422 and r.json()["field"] == "limit", r.text
+
+
+def test_a_global_memory_shows_each_agent_only_the_memories_of_its_own_it_supersedes(served: Served) -> None:
+    """A global memory may supersede an agent's memory (every agent sees its successor): asked by
+    another agent, its ``/supersedes`` lists none of that agent's, by id or by key, and its links
+    name none of them."""
+    with served.client(served.alice) as c, served.client(served.bob) as b:
+        fact = c.post("/api/v1/memory", json={"content": "The office moved to Porto", "key": "office",
+                                              "scope": "global"}).json()["memory_id"]
+        alices = c.post("/api/v1/memory", json={"content": "Alice's desk is in Lisbon", "key": "desk"}).json()["memory_id"]
+        bobs = b.post("/api/v1/memory", json={"content": "Bob's desk is in Lisbon", "key": "desk"}).json()["memory_id"]
+        for client, mine in ((c, alices), (b, bobs)):
+            assert client.post(f"/api/v1/memory/{mine}/supersede", json={"by": fact}).status_code == 200
+        assert c.post(f"/api/v1/memory/{fact}/links", json={"to": alices}).status_code == 201
+        for client, mine in ((c, alices), (b, bobs)):
+            for answer in (client.get(f"/api/v1/memory/{fact}/supersedes").json(),
+                           _by_key(client, "GET", "office", "/supersedes").json()):
+                assert [m["id"] for m in answer["supersedes"]] == [mine]
+        assert b.get(f"/api/v1/memory/{fact}").json()["links"] == []
+        assert b.get(f"/api/v1/memory/{fact}/links").json()["neighbours"] == []
+
+
+def test_an_unlink_by_path_names_the_path_segment_it_refused(served: Served) -> None:
+    """``DELETE /memory/{ref}/links/{other}`` names a refused end ``ref`` or ``other``, as ``POST
+    /links`` names ``to`` and the by-key form ``other``: it named the engine's ``a`` and ``b``.
+    Nothing is unlinked."""
+    with served.client(served.alice) as c:
+        one = c.post("/api/v1/memory", json={"content": "Alice lives in Lisbon", "key": "home"}).json()["memory_id"]
+        two = c.post("/api/v1/memory", json={"content": "Lisbon is by the sea", "key": "sea"}).json()["memory_id"]
+        assert c.post(f"/api/v1/memory/{one}/links", json={"to": two}).status_code == 201
+        for path, field in ((f"/api/v1/memory/{one}/links/%00", "other"), ("/api/v1/memory/%00/links/sea", "ref"),
+                            ("/api/v1/memory/home/links/%20", "other"), ("/api/v1/memory/%20/links/sea", "ref")):
+            r = c.delete(path)
+            assert r.status_code == 422 and r.json()["field"] == field, (path, r.text)
+        assert c.get(f"/api/v1/memory/{one}").json()["links"] == [two]
+        assert c.delete("/api/v1/memory/home/links/sea").json() == {"unlinked": True}

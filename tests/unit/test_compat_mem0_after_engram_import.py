@@ -174,7 +174,8 @@ def test_engram_import_refuses_a_user_id_naming_another_doors_agent(tmp_path: Pa
                                               {"id": "x", "memory": "my card ends in 0000", "user_id": "adk:app:u-7"}]}))
     result = runner.invoke(app, ["--home", str(home), "-a", "app", "import", str(source)])
     assert isinstance(result.exception, SnapshotError), result.output
-    assert str(result.exception).startswith("results[1].user_id: 'adk:app:u-7' holds ':'"), result.exception
+    # Spelt as JSON, as every door names a refused value (it was Python's 'adk:app:u-7').
+    assert str(result.exception).startswith("results[1].user_id: \"adk:app:u-7\" holds ':'"), result.exception
     assert as_json(home, "-a", "alice", "list") == [] and as_json(home, "-a", "adk:app:u-7", "list") == []
 
 

@@ -29,7 +29,7 @@ the databases of the home's agents named as the facade names owners (``_database
 goes through the same ones. Looked up, not recorded: a record of which owner holds each id would be
 a second account beside the databases, wrong as soon as another door (``engram import``, an
 ``engram forget``, another process) adds or removes one, where the databases are always right;
-the cost is one lookup by id per owner's database for an id the facade does not hold.
+the cost is one lookup by id per owner's database (every one is asked: an id two hold names neither, ``_find``).
 
 Differences (docs/integrations.md lists them for users): ``infer=True`` extracts facts with
 engram's rule-based extractor unless an ``extractor`` (e.g. ``LLMExtractor``) is given; identical
@@ -105,7 +105,7 @@ def _entity_ids(values: Mapping[str, Any], where: str) -> dict[str, str]:
         if value is None:
             continue
         if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value.strip()):
-            raise ValidationError(name, f"{value!r} is not an id", "a non-empty string without spaces")
+            raise ValidationError(name, f"{jsondoc.shown(value)} is not an id", "a non-empty string without spaces")
         if value.strip() == "*":
             raise ValidationError(name, "wildcards are not supported", "the id itself")
         if name == "user_id":
@@ -276,7 +276,7 @@ def _count(top_k: int | None, limit: int | None) -> tuple[str, int]:
     nothing (as in mem0)."""
     name, value = ("top_k", top_k) if top_k is not None else ("limit", DEFAULT_TOP_K if limit is None else limit)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ValidationError(name, f"{value!r} is not a count", "an integer >= 0")
+        raise ValidationError(name, f"{jsondoc.shown(value)} is not a count", "an integer >= 0")
     return name, value
 
 
@@ -393,20 +393,30 @@ class Memory:
         database, with one per agent: ``_databases``); only memories the facade made (never an
         engram agent's own). The id is engram's, or the id mem0 gave a memory imported from it
         (``public_id``), which an application that kept mem0's ids calls with: engram's is looked
-        up first in every database, then mem0's (``_by_mem0_id``)."""
+        up first in every database, then mem0's (``_by_mem0_id``).
+
+        Every owner is asked, not the first that answers: an id held by more than one memory the
+        facade made (a mem0 id is a value of the metadata, which any door writing to an owner's
+        agent may set; with one database per agent, an engram id kept by a snapshot import may be
+        in two) names none of them, and is refused (``ValidationError`` naming ``memory_id``).
+        Taking the first found let an agent that set another owner's mem0 id on a memory of its
+        own receive what ``update`` meant for that owner, be read in its place by ``get`` and be
+        deleted in its place by ``delete``."""
         if not isinstance(memory_id, str) or not memory_id:
-            raise ValidationError("memory_id", f"{memory_id!r} is not a memory id", "an id from add/get_all/search")
+            raise ValidationError("memory_id", f"{jsondoc.shown(memory_id)} is not a memory id", "an id from add/get_all/search")
         databases = self._databases()
-        for database, agent in databases:
-            found = [m for m in database.store.get_many([memory_id])
-                     if _made_here(m) and (agent is None or m.scope.agent == agent)]
-            if found:
-                return found[0], self.engram.for_agent(found[0].scope.agent or "default", origin="mem0")
-        for database, agent in databases:
-            memory = _by_mem0_id(database, agent, memory_id)
-            if memory is not None:
-                return memory, self.engram.for_agent(memory.scope.agent or "default", origin="mem0")
-        raise MemoryNotFoundError("memory", memory_id)
+        found = [m for database, agent in databases for m in database.store.get_many([memory_id])
+                 if _made_here(m) and (agent is None or m.scope.agent == agent)]
+        if not found:
+            found = [m for database, agent in databases for m in _by_mem0_id(database, agent, memory_id)]
+        if not found:
+            raise MemoryNotFoundError("memory", memory_id)
+        if len(found) > 1:
+            raise ValidationError("memory_id", f"{jsondoc.shown(memory_id)} is the id of {len(found)} memories of the "
+                                  "facade, so it names none of them (nothing read or changed)",
+                                  "an id one memory of the facade holds (a mem0 id is one memory's: forget the memory "
+                                  "that should not hold it)")
+        return found[0], self.engram.for_agent(found[0].scope.agent or "default", origin="mem0")
 
     @staticmethod
     def _narrow(ids: Mapping[str, str], filters: Mapping[str, Any] | None) -> Filters:
@@ -855,9 +865,10 @@ def _messages(messages: Any) -> list[dict[str, str]]:
     return out
 
 
-def _by_mem0_id(database: Engram, agent: str | None, mem0_id: str) -> EngramMemory | None:
-    """The memory the facade made whose mem0 id (``metadata["mem0"]["id"]``: ``public_id``) is
-    ``mem0_id``, in ``database`` (of ``agent`` alone, None: of every agent), or None. Asked of the
+def _by_mem0_id(database: Engram, agent: str | None, mem0_id: str) -> list[EngramMemory]:
+    """The memories the facade made whose mem0 id (``metadata["mem0"]["id"]``: ``public_id``) is
+    ``mem0_id``, in ``database`` (of ``agent`` alone, None: of every agent): one, unless another
+    door set that id on a memory of an owner (``Memory._find`` refuses the id then). Asked of the
     store as a metadata condition (``where.Compare`` down the path ``mem0`` -> ``id``), in the
     agent scopes named as the facade names owners (``_mem0_id_filter``): the store seeks it through
     the index ``memories_mem0_id`` (schema steps 0015 on SQLite, 0020 on PostgreSQL), the facade
@@ -868,9 +879,9 @@ def _by_mem0_id(database: Engram, agent: str | None, mem0_id: str) -> EngramMemo
     scopes = [Scope(agent)] if agent is not None else [
         Scope.parse(scope) for scope in database.stats().by_scope if _named_as_owner(scope)]
     if not scopes:
-        return None
+        return []
     found = database.store.list(_mem0_id_filter(scopes, mem0_id), limit=MAX_LIST_LIMIT)
-    return next((m for m in found if m.source == KIND and _made_here(m)), None)
+    return [m for m in found if m.source == KIND and _made_here(m)]
 
 
 def _mem0_id_filter(scopes: Sequence[Scope], mem0_id: str) -> MemoryFilter:

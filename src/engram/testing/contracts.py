@@ -802,7 +802,18 @@ class MemoryStoreContract(TemporalContract):
         with pytest.raises(ValidationError) as refused:
             mem.annotate(made, {"a": 3}, expect=["a"])  # type: ignore[arg-type]
         assert refused.value.field == "expect"
-        assert mem.get(made.id).metadata == {"a": 2, "b": "y", "c": [1, {"d": None}]}
+        # An id is no Memory: refused naming it, where it was "not stored" (None) without a word.
+        with pytest.raises(ValidationError) as refused:
+            mem.annotate(made.id, {"a": 3})  # type: ignore[arg-type]
+        assert refused.value.field == "memory"
+        # ``expect`` holds for the same JSON value only: true is not 1 (Python's ``True == 1`` let a
+        # stored 1 hold ``{"f": true}``), nor 1 true, nor "1" the number 1, in a list too.
+        assert mem.annotate(made, {"f": 1, "g": True}) is not None
+        for wrong in ({"f": True}, {"g": 1}, {"f": "1"}, {"c": [True, {"d": None}]}, {"g": 1.0}):
+            assert mem.annotate(made, {"a": 3}, expect=wrong) is None, wrong
+        assert mem.get(made.id).metadata["a"] == 2
+        assert mem.annotate(made, {"f": None, "g": None}, expect={"f": 1, "g": True, "c": [1, {"d": None}]}) is not None
+        assert mem.get(made.id).metadata == {"a": 2, "b": "y", "c": [1, {"d": None}], "f": None, "g": None}
         reopened = make_store()  # what is kept (the file, the database) holds it too; a store in memory opens empty
         try:
             kept = reopened.get_many([made.id])

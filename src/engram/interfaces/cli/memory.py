@@ -651,7 +651,10 @@ def import_(
     if summary.summaries_imported or summary.summaries_skipped:
         render.console.print(f"history summaries: {summary.summaries_imported} set, "
                              f"{summary.summaries_skipped} kept as they were")
-    if summary.operator_notes != "none":
+    if summary.operator_notes == "skipped" and into_agent:
+        render.console.print("operator notes (MEMORY.md): skipped: every agent's prompt holds them, and --into-agent"
+                             " writes into this agent alone (import without it to add them)", markup=False)
+    elif summary.operator_notes != "none":
         render.console.print(f"operator notes (MEMORY.md): {summary.operator_notes}")
     for warning in summary.warnings:
         render.errors.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
