@@ -3,12 +3,16 @@ holds; PUT replaces a memory's fields; PATCH with null clears an optional one.""
 
 from __future__ import annotations
 
+from pathlib import Path
 from urllib.parse import quote
 
 import httpx
 import pytest
 
+from engram.errors import ValidationError
+from engram.model import MAX_LIST_LIMIT
 from tests.interfaces.conftest import Served
+from tests.unit.test_cli import engram
 
 # A slash, a fixed route's name, a percent sign, unicode with a space, an escape written out, and
 # a key whose end looks like a sub-route.
@@ -274,3 +278,23 @@ def test_a_memory_names_those_it_supersedes_by_id_and_by_key(served: Served) -> 
         assert _by_key(b, "GET", "home/2", "/supersedes").status_code == 404
         bobs = b.post("/api/v1/memory", json={"content": "Bob lives in Faro", "key": "bob-home"}).json()["memory_id"]
         assert b.get(f"/api/v1/memory/{bobs}/supersedes").json()["supersedes"] == []
+
+
+def test_links_and_supersedes_take_the_engines_limit_at_every_door(served: Served, isolated_home: Path) -> None:
+    """``Engram.neighbours`` and ``Engram.supersedes`` take a limit of 1 to ``MAX_LIST_LIMIT``: HTTP's
+    ``/links`` and ``/supersedes`` (by id and by key) take the same bound, and the CLI's help states it."""
+    with served.client(served.alice) as c:
+        new = c.post("/api/v1/memory", json={"content": "Alice lives in Lisbon", "key": "home"}).json()["memory_id"]
+        for sub in ("/supersedes", "/links"):
+            for call in (lambda params, sub=sub: c.get(f"/api/v1/memory/{new}{sub}", params=params),
+                         lambda params, sub=sub: _by_key(c, "GET", "home", sub, params=params)):
+                assert call({"limit": MAX_LIST_LIMIT}).status_code == 200, sub
+                refused = call({"limit": MAX_LIST_LIMIT + 1})
+                assert refused.status_code == 422 and "limit" in refused.text, (sub, refused.text)
+    with pytest.raises(ValidationError, match="limit"):
+        served.engram.for_agent("alice").supersedes(new, limit=MAX_LIST_LIMIT + 1)
+    assert served.engram.for_agent("alice").supersedes(new, limit=MAX_LIST_LIMIT) == []
+    # The CLI passes its --limit to the engine, which checks it; its help names the same bound.
+    for command in ("supersedes", "neighbours"):
+        shown = engram(isolated_home, command, "--help")
+        assert f"(1 to {MAX_LIST_LIMIT})" in shown.stdout, shown.stdout

@@ -447,7 +447,7 @@ def neighbours(
     ctx: typer.Context,
     ref: str | None = typer.Argument(None, help="Id or key (or give --key)."),
     key: str | None = ByKeyOpt,
-    limit: int = typer.Option(20, "--limit", "-n", help="How many linked memories to show."),
+    limit: int = typer.Option(20, "--limit", "-n", help="How many linked memories to show (1 to 1000)."),
 ) -> None:
     """Memories linked to a memory (by id or key, or by --key)."""
     st = state(ctx)
