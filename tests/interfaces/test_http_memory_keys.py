@@ -3,6 +3,9 @@ holds; PUT replaces a memory's fields; PATCH with null clears an optional one.""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import quote
 
@@ -298,3 +301,34 @@ def test_links_and_supersedes_take_the_engines_limit_at_every_door(served: Serve
     for command in ("supersedes", "neighbours"):
         shown = engram(isolated_home, command, "--help")
         assert f"(1 to {MAX_LIST_LIMIT})" in shown.stdout, shown.stdout
+
+
+def test_a_superseded_neighbour_is_listed_marked_so_it_can_be_unlinked(served: Served, isolated_home: Path) -> None:
+    """``/links`` lists a neighbour superseded since (its ``superseded_by`` set), as the memory's own
+    ``links`` names it, so the page and a client can unlink it; ``engram neighbours`` and ``engram get``
+    list it marked; the graph's neighbourhood, like recall, still leaves it out."""
+    alice = served.engram.for_agent("alice")
+    cats = alice.remember("Alice keeps two cats", key="cats").memory
+    porto = alice.remember("Alice lives in Porto with her cats", key="porto").memory
+    lisbon = alice.remember("Alice lives in Lisbon", key="lisbon").memory
+    alice.link(cats, porto)
+    alice.supersede(porto, lisbon)
+    with served.client(served.alice) as c:
+        assert c.get("/api/v1/memory/cats").json()["links"] == [porto.id]
+        for answer in (c.get("/api/v1/memory/cats/links"), _by_key(c, "GET", "cats", "/links")):
+            assert [(m["id"], m["superseded_by"]) for m in answer.json()["neighbours"]] == [(porto.id, lisbon.id)]
+        graph = c.get("/api/v1/graph", params={"q": "cats"}).json()
+        assert cats.id in {n["id"] for n in graph["nodes"]} and porto.id not in {n["id"] for n in graph["nodes"]}
+    env = {"ENGRAM_PATH": str(served.db_path), "ENGRAM_AGENT": "alice"}
+    shown = _engram_with(isolated_home, env, "neighbours", "cats")
+    assert shown.returncode == 0 and "porto" in shown.stdout and "superseded" in shown.stdout, shown
+    detail = _engram_with(isolated_home, env, "get", "cats")
+    assert "porto (superseded)" in detail.stdout, detail.stdout
+    with served.client(served.alice) as c:
+        assert c.delete(f"/api/v1/memory/cats/links/{porto.id}").json() == {"unlinked": True}
+        assert c.get("/api/v1/memory/cats/links").json()["neighbours"] == []
+
+
+def _engram_with(home: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "ENGRAM_HOME": str(home), "COLUMNS": "200", **env})
