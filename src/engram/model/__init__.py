@@ -40,6 +40,7 @@ from engram.model.fields import (
     parse_tags,
     parse_type,
     recorded_at,
+    sent_at,
 )
 from engram.model.messages import (
     MAX_MESSAGE_CHARS,
@@ -164,6 +165,7 @@ __all__ = [
     "parse_tool_calls",
     "parse_type",
     "recorded_at",
+    "sent_at",
     "usable_json",
     "usable_text",
 ]

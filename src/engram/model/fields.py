@@ -190,17 +190,30 @@ def parse_content(value: str, max_chars: int) -> str:
 CREATED_AT_LEEWAY_S = 300.0
 
 
-def recorded_at(value: Any, now: float, field_name: str = "created_at") -> float | None:
+# What a record time later than now is refused for: a memory's, a message's.
+_RECORDED_ALLOWED = ("a time up to now: when engram learned the memory (when the fact holds in the world, a future time"
+                     " too, is valid_from)")
+_SENT_ALLOWED = "a time up to now: when the message was sent"
+
+
+def recorded_at(value: Any, now: float, field_name: str = "created_at", allowed: str = _RECORDED_ALLOWED) -> float | None:
     """The ``created_at`` a new memory is given (None: now, the write's time). It is record time,
     when engram learned the memory, so never later than ``now`` (the engine's clock): a time within
     ``CREATED_AT_LEEWAY_S`` ahead (a clock running fast) is ``now``, and one further ahead is refused,
     as every later change (stamped with the clock) would come before it. When the fact holds in the
-    world, a future one included, is ``valid_from``. Raises ``ValidationError`` naming ``field_name``."""
+    world, a future one included, is ``valid_from``. A conversation message's ``created_at`` is read
+    the same way (``make_message``; ``allowed`` says what it takes). Raises ``ValidationError`` naming
+    ``field_name``."""
     at = parse_time(value, field_name)
     if at is None or at <= now:
         return at
     if at <= now + CREATED_AT_LEEWAY_S:
         return now
-    raise ValidationError(field_name, f"{shown_time(at)} is later than now ({shown_time(now)})",
-                          "a time up to now: when engram learned the memory (when the fact holds in the world, "
-                          "a future time too, is valid_from)")
+    raise ValidationError(field_name, f"{shown_time(at)} is later than now ({shown_time(now)})", allowed)
+
+
+def sent_at(value: Any, now: float, field_name: str = "created_at") -> float | None:
+    """A conversation message's ``created_at``, read as ``recorded_at`` reads a memory's: when it
+    was sent, never more than ``CREATED_AT_LEEWAY_S`` later than ``now``. Raises ``ValidationError``
+    naming ``field_name``."""
+    return recorded_at(value, now, field_name, _SENT_ALLOWED)

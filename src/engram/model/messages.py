@@ -11,7 +11,7 @@ from typing import Any
 
 from engram import jsondoc
 from engram.errors import ValidationError
-from engram.model.fields import parse_metadata
+from engram.model.fields import parse_metadata, sent_at
 from engram.model.records import Message, Role, ToolCall
 from engram.model.values import usable_json, usable_text
 from engram.temporal.instants import parse_time
@@ -76,8 +76,14 @@ def make_message(
     metadata: Mapping[str, Any] | str | None = None,
     created_at: float | None = None,
     max_chars: int = MAX_MESSAGE_CHARS,
+    now: float | None = None,
 ) -> Message:
     """Validate a message; raises ``ValidationError`` naming the field.
+
+    With ``now`` (the engine's clock: every append gives it), ``created_at`` is read as a memory's
+    is (``recorded_at``): when the message was sent, so a time more than ``CREATED_AT_LEEWAY_S``
+    later than ``now`` is refused and one within it is ``now``; a message dated in the future
+    would sort after every later one and outlive them in trimming.
 
     Only assistant messages carry tool calls and only tool messages a ``tool_call_id``; system
     and user messages need content (an assistant message that only calls tools may be empty).
@@ -104,7 +110,7 @@ def make_message(
         raise ValidationError("content", "must not be empty", f"1-{max_chars} characters")
     if parsed_role is Role.ASSISTANT and not calls and not content.strip():
         raise ValidationError("content", "an assistant message needs content or tool calls", "text")
-    at = parse_time(created_at, "created_at")
+    at = parse_time(created_at, "created_at") if now is None else sent_at(created_at, now)
     return Message(parsed_role, content, calls, tool_call_id, parse_metadata(metadata), 0.0 if at is None else at)
 
 

@@ -957,6 +957,24 @@ class MemoryStoreContract(TemporalContract):
         assert mem.count() == len(self.RARE_CHARACTERS)
 
     # --- links ---------------------------------------------------------------------------
+    def test_a_superseded_neighbour_is_listed_marked_and_can_be_unlinked(self, mem: Engram) -> None:
+        # A link to a memory superseded since is still a link: its ``links`` and ``link_keys`` name
+        # it, so ``neighbours`` lists it too (its superseded_by set), to see and to unlink; recall
+        # still leaves it out, through link expansion too.
+        cats = mem.remember("Alice keeps two cats", key="cats").memory
+        porto = mem.remember("Alice lives in Porto with her cats", key="porto").memory
+        lisbon = mem.remember("Alice lives in Lisbon", key="lisbon").memory
+        assert mem.link(cats, porto) is True
+        mem.supersede(porto, lisbon)
+        assert mem.get("cats").links == (porto.id,) and mem.link_keys([mem.get("cats")]) == [["porto"]]
+        listed = mem.neighbours("cats")
+        assert [(m.id, m.superseded_by) for m in listed] == [(porto.id, lisbon.id)]
+        assert mem.neighbours("cats", include_superseded=False) == []
+        assert [m.id for m in mem.neighbours("porto")] == [cats.id]
+        assert porto.id not in {m.id for m in mem.recall("cats", depth=1, touch=False).memories}
+        assert mem.unlink("cats", listed[0]) is True
+        assert mem.neighbours("cats") == [] and mem.get("porto").links == ()
+
     def test_links_are_bidirectional_and_cleaned_on_forget(self, mem: Engram) -> None:
         mem.remember("A", key="a")
         mem.remember("B", key="b")

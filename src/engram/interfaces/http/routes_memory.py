@@ -56,7 +56,8 @@ Where = Annotated[str | None, Query(max_length=8000, description=(
 Reason = Annotated[str | None, Query(description="Why, kept in the audit trail.",
                                      json_schema_extra={"maxLength": MAX_REASON_CHARS})]
 Erase = Annotated[bool, Query(description="Also erase it: its audit rows keep only its id, times and scope.")]
-# The engine's range (neighbours and supersedes take 1 to MAX_LIST_LIMIT), as the CLI and library take it.
+# The engine's bound for a memory's links and those it supersedes (``Engram.neighbours``/``supersedes``
+# check it), so every door takes the same limits.
 LinkLimit = Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)]
 # Routes that name a memory (by id or key, or a link's other end) answer 404 when none has it.
 NAMED = problems.responses(404)
