@@ -72,21 +72,25 @@ def load(document: str | bytes, *, max_content_chars: int, default_scope: Scope 
 
 
 def load_into(document: str | bytes, agent: str | None, holders: Holders, *, max_content_chars: int,
-              privacy: PiiPolicy | None = None) -> tuple[list[Memory], list[str]]:
+              privacy: PiiPolicy | None = None, elsewhere: Holders | None = None) -> tuple[list[Memory], list[str]]:
     """A snapshot parsed (as ``load``) for import into ``agent``: agent-scoped memories join it
-    (their sessions kept under it), global ones stay global. A memory keeps its id when it was
-    this agent's (or global) in the snapshot and no other agent holds that id; otherwise it gets an
-    id derived from the agent and its snapshot id, so another agent importing the same snapshot
-    gets its own copy and the same agent importing it again finds what it imported (links and
+    (their sessions kept under it), global ones stay global. A memory keeps its id when it was this
+    agent's (or global) in the snapshot and no other agent holds that id; otherwise it gets an id
+    derived from the agent and its snapshot id, so another agent importing the same snapshot gets
+    its own copy and the same agent importing it again finds what it imported (links and
     ``superseded_by`` follow). ``holders(ids)`` tells the agent holding each stored id (None for
-    global). A ``superseded_by`` naming an id neither in the snapshot nor stored for this agent
-    (or global) is refused, as the memory would be hidden for good, unless the entry also has the
-    ``superseded_at`` engram records with it (its successor was forgotten in the exporting store).
-    An entry repeating an earlier one's id, or its key in the scope it lands in, with other fields
-    is refused naming both places (an identical copy is left for the store to skip). Each entry's
-    content, search context and metadata are screened by ``privacy`` (the engine's PII policy)
-    before anything else reads them, a key made from the content included; returned beside the
-    memories are its warnings, each naming its entry. Raises ``SnapshotError``."""
+    global) in the store imported into; ``elsewhere(ids)`` the same for the other agents' databases
+    of the home (one database per agent), asked for the ids that store does not hold: an id kept
+    there too would name two memories (``engram migrate`` puts every database in one table). Which
+    id an entry gets is all the import shows of it, the same as for any entry re-id'd. A
+    ``superseded_by`` naming an id neither in the snapshot nor stored for this agent (or global) is
+    refused, as the memory would be hidden for good, unless the entry also has the ``superseded_at``
+    engram records with it (its successor was forgotten in the exporting store). An entry repeating
+    an earlier one's id, or its key in the scope it lands in, with other fields is refused naming
+    both places (an identical copy is left for the store to skip). Each entry's content, search
+    context and metadata are screened by ``privacy`` (the engine's PII policy) before anything else
+    reads them, a key made from the content included; returned beside the memories are its warnings,
+    each naming its entry. Raises ``SnapshotError``."""
     warnings: list[str] = []
     data = _json(document)
     parsed = _parse(data, max_content_chars=max_content_chars, default_scope=Scope(agent),
@@ -97,6 +101,8 @@ def load_into(document: str | bytes, agent: str | None, holders: Holders, *, max
     if _is_ptrclaw_file(data):
         warnings.extend(_ptrclaw_categories(parsed))
     held = holders([m.id for m, _, _ in parsed])
+    if elsewhere is not None:  # (this store's holder first: a re-import finds what it imported here)
+        held = {**elsewhere([m.id for m, _, _ in parsed if m.id not in held]), **held}
     ids: dict[str, str] = {}
     placed: list[tuple[Memory, str]] = []
     seen: dict[tuple[str, ...], tuple[str, Any]] = {}  # an id, or a scope and key -> its first entry

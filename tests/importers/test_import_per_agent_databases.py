@@ -19,6 +19,7 @@ import pytest
 from engram.compat.mem0 import Memory
 from engram.engine import Engram
 from engram.errors import SnapshotError
+from engram.ids import derived_id
 from tests.importers.test_import_cli import FIXTURES, as_json, run
 
 TWO_USERS = {"results": [
@@ -220,3 +221,46 @@ def test_an_import_without_an_agent_acts_as_the_configured_agent_as_remember_doe
     assert _memories_in(home / "agents" / agent / "memory.db") == [
         (agent, "The office closes at six"), (agent, "The office opens at nine")]
     assert sorted(p.name for p in (home / "agents").iterdir()) == sorted(["alice", "bob", agent])
+
+
+def _ids_in(db: Path) -> list[tuple[str, str]]:
+    """(id, agent) of every memory a database file holds, read with sqlite3 itself."""
+    with sqlite3.connect(db) as conn:
+        return sorted(conn.execute("SELECT id, agent FROM memories"))
+
+
+@pytest.mark.parametrize("per_agent", [True, False], ids=["per-agent", "shared"])
+@pytest.mark.parametrize("through_view", [False, True], ids=["own-engine", "for-agent-view"])
+def test_a_snapshot_entry_of_the_importers_scope_gets_an_id_of_its_own_when_another_agent_holds_its_id(
+        tmp_path: Path, per_agent: bool, through_view: bool) -> None:
+    """An entry claiming alice's scope whose id bob holds: with one database of every agent it got an
+    id of its own; with one per agent it kept bob's id in alice's file, one id then naming two
+    memories (``engram migrate`` refused bob's file, the mem0 facade the id). Now both layouts give
+    alice the same id, the one any entry re-id'd gets, and bob's memory stays as it was."""
+    home = tmp_path / "home"
+    options = {"home": home, "per_agent_databases": per_agent, "embeddings": {"provider": "none"},
+               "files": {"enabled": False}}
+    with Engram.from_settings(agent="bob", **options) as bob:
+        taken = bob.remember("bob's locker code is 4411").memory.id
+    entries = [{"id": taken, "scope": "agent:alice", "content": "alice waters the plants on sundays",
+                "created_at": 1_700_000_000.0},
+               {"id": "never-held-anywhere", "scope": "agent:alice", "content": "alice takes the early train",
+                "created_at": 1_700_000_000.0}]
+    document = json.dumps({"format": "engram-snapshot", "version": 1, "memories": entries})
+    with Engram.from_settings(agent="app" if through_view else "alice", **options) as opened:
+        alice = opened.for_agent("alice") if through_view else opened
+        result = alice.import_snapshot(document)
+        assert (result.imported, result.skipped, result.warnings) == (2, 0, ())
+        by_content = {m.content: m.id for m in alice.list()}
+        again = alice.import_snapshot(document)  # a re-run finds what it imported
+        assert (again.imported, again.skipped) == (0, 2)
+    renamed = by_content["alice waters the plants on sundays"]
+    assert renamed != taken
+    assert renamed == derived_id(("snapshot", "alice", taken), 1_700_000_000.0)  # any re-id'd entry's id
+    assert by_content["alice takes the early train"] == "never-held-anywhere"  # an id no one holds is kept
+    with Engram.from_settings(agent="bob", **options) as bob:
+        assert [(m.id, m.content) for m in bob.list()] == [(taken, "bob's locker code is 4411")]
+    if per_agent:
+        assert _ids_in(home / "agents" / "alice" / "memory.db") == sorted(
+            [(renamed, "alice"), ("never-held-anywhere", "alice")])
+        assert _ids_in(home / "agents" / "bob" / "memory.db") == [(taken, "bob")]

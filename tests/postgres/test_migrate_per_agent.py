@@ -300,3 +300,28 @@ def test_a_conversation_whose_messages_interleave_in_time_is_merged_in_time_orde
         assert [m.content for m in alice.get_all("web:0")] == ["a chat from before the switch"]
     finally:
         db.close()
+
+
+def test_a_snapshot_entry_given_another_agents_id_migrates_with_every_file(pg_url: str, tmp_path: Path) -> None:
+    """alice imports a snapshot entry of her own scope whose id bob's database holds: it gets an id
+    of its own (``engram.snapshot.load_into``), so ``engram migrate`` copies both agents' files into
+    the one table. Before, alice's file kept bob's id and bob's file was refused as a clash."""
+    home = tmp_path / "home"
+    with Engram.from_settings(_per_agent(home, "bob")) as bob:
+        taken = bob.remember("bob deploys on fridays").memory.id
+    snapshot = tmp_path / "alice.json"
+    snapshot.write_text(json.dumps({"format": "engram-snapshot", "version": 1, "memories": [
+        {"id": taken, "scope": "agent:alice", "content": "alice waters the plants on sundays"}]}))
+    imported = _run(home, "-a", "alice", "import", str(snapshot))
+    assert imported.returncode == 0, imported.stderr
+    run = _run(home, "--json", "-a", "alice", "migrate", "--to", pg_url)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert [f["refused"] for f in report["files"]] == [None, None]
+    assert report["verified"] is True and all(f["verified"] for f in report["files"])
+    db = PgDatabase.connect(pg_url)
+    try:
+        rows = sorted((m.scope.agent, m.content, m.id == taken) for m in PostgresMemoryStore(db).iter_all())
+    finally:
+        db.close()
+    assert rows == [("alice", "alice waters the plants on sundays", False), ("bob", "bob deploys on fridays", True)]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from engram import snapshot
 from engram.compat.mem0 import Memory, MemoryNotFoundError
 from engram.engine import Engram
 from engram.errors import ValidationError
@@ -166,16 +167,23 @@ def test_a_mem0_id_another_agent_set_on_its_own_memory_names_neither(m: Memory, 
 
 def test_an_engram_id_two_agents_databases_hold_names_neither(home: Path) -> None:
     # With one database per agent, an engram id is unique in its own database only: a snapshot
-    # import keeps an entry's id, so agent aaron can hold a memory of his own under the id of alice's.
-    # The facade took the first database that answered (aaron's, by folder order): update wrote
-    # what the application meant for alice into aaron's memory. Now the id names neither.
+    # import of an earlier release kept an entry's id, so agent aaron could hold a memory of his own
+    # under the id of alice's. The facade took the first database that answered (aaron's, by folder
+    # order): update wrote what the application meant for alice into aaron's memory. Now the id
+    # names neither. (The import now gives such an entry an id of its own: the file of an earlier
+    # release is written here through aaron's store.)
     engram = Engram.from_settings(home=home, agent="app", per_agent_databases=True, embeddings={"provider": "none"})
     m = Memory(engram)
     try:
         alice = m.add("Alice's locker code is 4711", user_id="alice", infer=False)["results"][0]["id"]
         decoy = {"id": alice, "key": "decoy", "content": "Aaron's decoy", "category": "knowledge", "scope": "agent:aaron",
                  "metadata": {"user_id": "aaron"}, "source": "mem0", "created_at": 1700000000, "updated_at": 1700000000}
-        engram.for_agent("aaron").import_snapshot(json.dumps({"version": 1, "memories": [decoy]}))
+        aaron = engram.for_agent("aaron")
+        aaron.import_snapshot(json.dumps({"version": 1, "memories": [decoy]}))
+        assert [x.id != alice for x in aaron.list()] == [True]  # the import gave it an id of its own
+        assert m.get(alice)["memory"] == "Alice's locker code is 4711"
+        aaron.forget(aaron.list()[0].id)
+        aaron.store.import_memories(snapshot.load(json.dumps({"version": 1, "memories": [decoy]}), max_content_chars=1000))
         with pytest.raises(ValidationError) as refused:
             m.update(alice, "Alice's locker code is 9876")
         assert refused.value.field == "memory_id"

@@ -397,8 +397,8 @@ class Memory:
 
         Every owner is asked, not the first that answers: an id held by more than one memory the
         facade made (a mem0 id is a value of the metadata, which any door writing to an owner's
-        agent may set; with one database per agent, an engram id kept by a snapshot import may be
-        in two) names none of them, and is refused (``ValidationError`` naming ``memory_id``).
+        agent may set; with one database per agent, an earlier release's snapshot import could keep an engram
+        id in two) names none of them, and is refused (``ValidationError`` naming ``memory_id``).
         Taking the first found let an agent that set another owner's mem0 id on a memory of its
         own receive what ``update`` meant for that owner, be read in its place by ``get`` and be
         deleted in its place by ``delete``."""
