@@ -69,6 +69,32 @@ async def _unknown_arguments_are_refused(client: Client) -> None:
     assert all(m["content"] != "kept with its metadata?" for m in listed), listed
 
 
+async def _null_text_is_text(client: Client) -> None:
+    # The SDK read the text "null" of a non-text argument as JSON's null, "not given": list's category
+    # "null" listed every category and remember's scope "null" stored in the default scope, where the
+    # CLI and HTTP refuse "null". It is validated as the text sent, refused naming the argument.
+    _data(await client.call_tool("remember", {"content": "The user keeps bees", "category": "core"}))
+    _data(await client.call_tool("remember", {"content": "The user read a novel", "category": "knowledge"}))
+    refusals = (("list", {"category": "null"},
+                 'invalid category: unknown category "null" (allowed: core, knowledge, conversation)'),
+                ("remember", {"content": "where does this go?", "scope": "null"},
+                 'invalid scope: unknown scope "null" (allowed: '),
+                ("recall", {"query": "bees", "filters": "null"}, "invalid filters: "),
+                ("forget", {"older_than_days": "null", "dry_run": True}, "invalid older_than_days: "))
+    for tool, args, said in refusals:
+        assert said in _error_text(await client.call_tool(tool, args)), (tool, args)
+    listed = [m["content"] for m in _data(await client.call_tool("list", {"limit": 100}))["memories"]]
+    assert "where does this go?" not in listed and "The user read a novel" in listed  # nothing stored
+    # A JSON null is still "not given"; a list sent as JSON text is still read as the list.
+    unfiltered = _data(await client.call_tool("list", {"limit": 100, "category": None}))["memories"]
+    assert [m["content"] for m in unfiltered] == listed
+    assert [m["content"] for m in _data(await client.call_tool("list", {"category": "core"}))["memories"]] == [
+        "The user keeps bees"]
+    stored = _data(await client.call_tool("remember", {"content": "The user hikes", "scope": None, "tags": '["x"]'}))
+    got = _data(await client.call_tool("get", {"memory_id": stored["memory_id"]}))
+    assert got["tags"] == ["x"] and got["scope"] == "agent:alice", got
+
+
 def test_arguments_over_stdio(tmp_path: Path) -> None:
     async def run() -> None:
         async with Client(_stdio(tmp_path, "alice", tools=None)) as client:
@@ -76,6 +102,7 @@ def test_arguments_over_stdio(tmp_path: Path) -> None:
             await _forget_names_its_own_arguments(client)
             await _true_is_no_importance(client)
             await _unknown_arguments_are_refused(client)
+            await _null_text_is_text(client)
 
     asyncio.run(run())
 
@@ -87,6 +114,7 @@ def test_arguments_over_http(served: Served) -> None:
             await _forget_names_its_own_arguments(client)
             await _true_is_no_importance(client)
             await _unknown_arguments_are_refused(client)
+            await _null_text_is_text(client)
 
     asyncio.run(run())
 

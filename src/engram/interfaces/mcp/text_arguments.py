@@ -5,7 +5,13 @@ argument that happened to be JSON took another value: ``update``'s content ``'{"
 dict and was refused ("Input should be a valid string"), a key ``"null"`` became None and the
 memory was stored under a key made from its content, a ``forget`` reason ``"[]"`` was refused
 (python-sdk issue 3055). ``TextArguments`` pre-parses only the arguments that may hold something
-other than text (lists, objects, numbers); every tool registered by ``EngramMCPServer`` uses it."""
+other than text (lists, objects, numbers); every tool registered by ``EngramMCPServer`` uses it.
+
+Those others keep the SDK's reading of a list or an object sent as JSON text, but not of the text
+``"null"``: read as JSON it became None, "not given", so ``list(category="null")`` listed every
+category and ``remember(scope="null")`` stored in the default scope, where the CLI and HTTP refuse
+"null" for those fields. The text is validated as sent (refused naming its argument, as at the
+other doors); a JSON null is still "not given"."""
 
 from __future__ import annotations
 
@@ -35,7 +41,12 @@ class TextArguments(FuncMetadata):
         only_text |= {fields[name].alias for name in only_text if fields[name].alias}  # as sent: by alias too
         text = {name: value for name, value in data.items() if name in only_text}
         parsed = super().pre_parse_json({name: value for name, value in data.items() if name not in text})
-        return {name: text[name] if name in text else parsed[name] for name in data}
+        return {name: text[name] if name in text else _unless_null_text(data[name], parsed[name]) for name in data}
+
+
+def _unless_null_text(sent: Any, parsed: Any) -> Any:
+    """The SDK's reading of an argument, except that text it read as JSON's null stays the text sent."""
+    return sent if parsed is None and isinstance(sent, str) else parsed
 
 
 def keep_text(tool: Tool) -> None:
