@@ -718,6 +718,20 @@ def test_a_user_id_with_a_colon_is_refused_whatever_agents_it_would_name(m: Memo
     assert m.engram.stats().by_scope["agent:adk:app:u-7"] == 1
 
 
+def test_a_blank_id_is_refused_by_the_import_as_by_the_facade(m: Memory) -> None:
+    # The facade refuses a blank user, agent or run id; its import (and engram import) read one as
+    # no id and stored the item in the facade's own agent, which no user's call reaches.
+    for name in ("user_id", "agent_id", "run_id"):
+        with pytest.raises(ValidationError) as refused:
+            m.add("Likes tea", **{name: " "}, infer=False)
+        assert refused.value.field == name
+        with pytest.raises(ValidationError) as refused:
+            m.import_mem0({"results": [{"id": "a", "memory": "Likes tea", "user_id": "bea"},
+                                       {"id": "b", "memory": "Likes coffee", name: " \t"}]})
+        assert refused.value.field == f"results[1].{name}" and '" \\t" is blank' in str(refused.value)
+    assert list(m.engram.store.iter_all()) == []  # all or nothing: bea's item is not stored either
+
+
 def test_an_imported_items_own_engram_metadata_comes_back_byte_for_byte(m: Memory) -> None:
     # mem0 -> the facade -> mem0: "engram" in an item's metadata is the user's (text, null, a list,
     # a dict shaped like engram's fields); results give it back unchanged, keys in their order.

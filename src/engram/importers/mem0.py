@@ -108,6 +108,22 @@ def check_user_id(value: str, field: str = "user_id") -> None:
                               "adk:, Agno's agno:, an application's)", "a user id without ':'")
 
 
+def check_item_id(name: str, value: str | None, field: str) -> None:
+    """Refuses a mem0 item's ``user_id``, ``agent_id`` or ``run_id`` (``name``) that the mem0 facade
+    would refuse as an owner (``ValidationError`` naming ``field``): whitespace alone (``" "``: the
+    facade refuses a blank id, so what an import placed by it, or in the importing agent as if it
+    named none, the facade could never reach by it), or a user id holding ':' (``check_user_id``).
+    An id the facade refuses only for its spelling (``José``, ``user 1``) is the importer's to name
+    (``agent_name``); an empty one is none, as every importer reads an empty field."""
+    if value is None or value == "":
+        return
+    if not value.strip():
+        raise ValidationError(field, f"{jsondoc.shown(value)} is blank", f"{name}: an id with a character other "
+                              "than whitespace, or none")
+    if name == "user_id":
+        check_user_id(value, field)
+
+
 def mem0_metadata(memory: Memory) -> tuple[dict[str, Any], dict[str, Any]]:
     """A memory's metadata as mem0 had it (or as the mem0 facade was given it), and what engram
     keeps of its mem0 origin (id, hash, user, ...; empty for none). Only a memory whose source is
@@ -209,13 +225,13 @@ def _placed(ids: Mapping[str, str | None], own: Mapping[str, Any], kept: Mapping
     name for it (``agent_name``: the facade refuses such an id, so never reaches it); an item's own
     metadata naming another id than the item's is refused, as the facade refuses ids in metadata
     (mem0 keeps its ids beside the metadata, so its items hold none there)."""
-    # Trimmed, as the facade takes an id (a blank one is none).
-    ids = {name: value.strip() or None if value is not None else None for name, value in ids.items()}
-    if ids["user_id"] is not None:
+    for name, value in ids.items():  # as the facade refuses an owner: blank, or a user id holding ':'
         try:
-            check_user_id(ids["user_id"])
+            check_item_id(name, value, name)
         except ValidationError as exc:
-            raise fail(f"{where}.{names['user_id']}", exc.problem, exc.allowed) from None
+            raise fail(f"{where}.{names[name]}", exc.problem, exc.allowed) from None
+    # Trimmed, as the facade takes an id.
+    ids = {name: value.strip() if value is not None else None for name, value in ids.items()}
     for name in IDS:
         # The same id repeated in the metadata loses nothing (it is at the top already); another would.
         if name in own and (ids[name] is None or str(own[name]) != ids[name]):
