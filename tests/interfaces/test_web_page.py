@@ -152,9 +152,10 @@ def _open(browser, served: Served):  # noqa: ANN001, ANN202
 
 
 def _row_ids(browser) -> list[str]:  # noqa: ANN001
-    from selenium.webdriver.common.by import By
-
-    return [r.get_attribute("data-id") for r in browser.find_elements(By.CSS_SELECTOR, "tr.mem-row")]
+    # Looked up afresh and read in one go in the page: the listing is redrawn whole when it loads (a
+    # filter changed, a page turned), so rows found by one WebDriver call and read by the next could
+    # be gone in between (StaleElementReferenceException while a wait polled during the redraw).
+    return browser.execute_script("return [...document.querySelectorAll('tr.mem-row')].map((r) => r.dataset.id)")
 
 
 def test_page_through_500_memories_sort_and_read_the_stats(served: Served, browser) -> None:  # noqa: ANN001
