@@ -302,3 +302,13 @@ def test_messages_given_as_json_text_is_refused_as_not_a_file_without_echoing_it
     assert "m" * 250 not in bad.stderr and "Errno" not in bad.stderr
     assert "or - for standard input" in bad.stderr
     assert json.loads(run(tmp_path, "--json", "history", "show", "cli:1").stdout)["count"] == 0
+
+
+def test_history_show_with_a_limit_past_any_conversation_shows_it_all(tmp_path: Path) -> None:
+    """``--limit 99999999999999999999`` is "more than there are": every message, exit 0, not an
+    internal error (exit 1) from the SQLite driver's 64-bit bound."""
+    for text in ("first", "second"):
+        assert run(tmp_path, "history", "append", "telegram:42", text).returncode == 0
+    shown = run(tmp_path, "--json", "history", "show", "telegram:42", "--limit", "99999999999999999999")
+    assert shown.returncode == 0, shown.stderr
+    assert [m["content"] for m in json.loads(shown.stdout)["messages"]] == ["first", "second"]

@@ -44,7 +44,7 @@ from engram.history.keys import normal_key, shown_key
 from engram.history.recap import pair_exchanges
 from engram.history.semantic import ExchangeIndex, SemanticRecall
 from engram.history.settings import CompactionSettings
-from engram.model import MAX_MESSAGE_CHARS, Appended, Message, Role, make_message, parse_query
+from engram.model import MAX_MESSAGE_CHARS, Appended, Message, Role, make_message, parse_integer, parse_query
 from engram.privacy import PiiPolicy, check_redacted_length
 from engram.text import counted
 
@@ -461,12 +461,14 @@ class History:
         """Exchanges like ``query`` (only ``key``'s when given), oldest first, with a recap block;
         each names its conversation as ``conversations`` lists it (``telegram:42``).
         Without a semantic store (no embedder) the answer is empty. Raises ``ValidationError`` for
-        an empty query or one no store can hold (NUL, a lone surrogate)."""
+        an empty query or one no store can hold (NUL, a lone surrogate), and for a ``top_k`` that is
+        not a whole number of at least 1 (one past every exchange held returns them all)."""
         query = parse_query(query, "query")
+        top_k = self.recap_top_k if top_k is None else parse_integer(top_k, "top_k", 1)  # checked with no index too
         self._live_store()  # refused once closed, as every read is (the semantic store closes with it)
         if self.semantic is None:
             return self._recalled(SemanticRecall((), ""))
-        return self._recalled(self.semantic.recall(query, conversation=key, top_k=top_k or self.recap_top_k))
+        return self._recalled(self.semantic.recall(query, conversation=key, top_k=top_k))
 
     def _recalled(self, recalled: SemanticRecall) -> SemanticRecall:
         self._empty(recalled.hits)
