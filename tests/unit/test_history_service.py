@@ -484,3 +484,23 @@ def test_semantic_recall_reads_top_k_as_every_count_is(store: SqliteHistoryStore
         assert len(index.recall("cat", top_k=10**20).exchanges) == 3
         with pytest.raises(ValidationError, match='top_k: got "x"'):
             index.recall("cat", top_k="x")
+
+
+def test_assemble_and_compact_refuse_arguments_of_the_wrong_kind_naming_them(store: SqliteHistoryStore) -> None:
+    """``assemble(key, 5)`` returned a system message holding the number 5 (a provider refused it
+    later, far from the call), and ``compact(key, reported_tokens="x")`` raised a bare TypeError from
+    a comparison inside: both are refused naming the argument; nothing stored changes."""
+    history = History(store)
+    history.append(KEY, "system", "stored prompt", created_at=1.0)
+    history.append(KEY, "user", "hello", created_at=2.0)
+    with pytest.raises(ValidationError) as err:
+        history.assemble(KEY, 5)  # type: ignore[arg-type]
+    assert err.value.field == "system_prompt" and "got int" in str(err.value)
+    assert [m.content for m in history.assemble(KEY, "new prompt")] == ["new prompt", "hello"]
+    assert [m.content for m in history.assemble(KEY)] == ["stored prompt", "hello"]
+    for bad, problem in (("x", 'got "x" (text)'), (-1, "-1 is out of range"), (True, "got true (a boolean)")):
+        with pytest.raises(ValidationError) as err:
+            history.compact(KEY, reported_tokens=bad, force=True)  # type: ignore[arg-type]
+        assert err.value.field == "reported_tokens" and problem in str(err.value)
+    assert history.count(KEY) == 2
+    assert not history.compact(KEY, reported_tokens=2.0).compacted  # a whole number passes

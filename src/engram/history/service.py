@@ -446,7 +446,11 @@ class History:
         """The context for the next model call: system prompt, then the summary, then history (sclaw).
 
         ``system_prompt`` replaces a system prompt stored at the head of the conversation (one
-        system prompt, the caller's); without it the stored one stays first."""
+        system prompt, the caller's); without it (or empty) the stored one stays first. Raises
+        ``ValidationError`` for a ``system_prompt`` that is not text: it became a system message
+        holding a number, which a provider then refused far from the call that made it."""
+        if system_prompt is not None and not isinstance(system_prompt, str):
+            raise ValidationError("system_prompt", f"got {type(system_prompt).__name__}", "text, or None for the stored one")
         history = self.restore(key)
         stored: list[Message] = []
         while history and history[0].role is Role.SYSTEM:
@@ -484,8 +488,12 @@ class History:
         reported_tokens: int | None = None,
         force: bool = False,
     ) -> CompactionResult:
-        """Compact the conversation if it is past its limits (``force``: anyway); see ``history.compaction``."""
+        """Compact the conversation if it is past its limits (``force``: anyway); see ``history.compaction``.
+        ``reported_tokens``, the provider's count of the conversation, is a whole number of at least
+        0 (None: estimated); raises ``ValidationError`` naming it otherwise."""
         key = normal_key(key)
+        if reported_tokens is not None:  # (text reached a comparison deep inside: a bare TypeError)
+            reported_tokens = parse_integer(reported_tokens, "reported_tokens", 0)
         # Whichever summariser wrote it, the summary may hold PII: a model's may quote what it
         # summarised, the count summary copies the previous summary (messages and summaries stored
         # before ``redact`` was set, or kept under ``warn``). Screened as a summary set by hand is.
