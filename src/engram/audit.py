@@ -38,7 +38,7 @@ from engram.db.sqlite import Database
 from engram.drain import Drain
 from engram.errors import StorageError, ValidationError
 from engram.events import MemoryEvent, ReadEvent
-from engram.model import Memory, Scope, changed_fields
+from engram.model import Memory, Scope, changed_fields, parse_integer, usable_text
 
 CHANGES = ("stored", "updated", "forgotten", "linked", "unlinked", "imported", "moved")
 # Recalls arrive as ReadEvents only (ReadTrail), never as MemoryEvents; an erase's row is written by
@@ -154,11 +154,19 @@ def log_event(event: MemoryEvent) -> None:
 
 
 def validate_query(query: AuditQuery) -> AuditQuery:
+    """``query`` with its limit a whole number; raises ``ValidationError`` naming the field. An
+    origin that is empty, not text or holds a NUL names none a row can have: it matched nothing,
+    unsaid, and ``--origin ""`` answered "no entry matches" over a trail full of entries."""
     if query.action is not None and query.action not in AUDITED:
         raise ValidationError("action", f"unknown action {jsondoc.shown(query.action)}", AUDITED)
-    if query.limit < 1 or query.limit > MAX_QUERY_LIMIT:
-        raise ValidationError("limit", f"{query.limit} is out of range", f"1 to {MAX_QUERY_LIMIT}")
-    return query
+    if query.origin is not None:
+        origins = "an origin: cli, library, mcp, http, maintenance, sync, ..."
+        if not isinstance(query.origin, str):
+            raise ValidationError("origin", f"got {jsondoc.shown(query.origin)} ({type(query.origin).__name__})", origins)
+        if not query.origin.strip():
+            raise ValidationError("origin", "must not be empty", origins)
+        usable_text("origin", query.origin)
+    return replace(query, limit=parse_integer(query.limit, "limit", 1, MAX_QUERY_LIMIT))
 
 
 def erased(entry: AuditEntry, ids: Collection[str], keys: Collection[tuple[str, str]]) -> AuditEntry | None:

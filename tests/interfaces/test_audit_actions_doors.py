@@ -12,7 +12,11 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
+
 from engram.audit import AUDITED
+from engram.engine import Engram
+from engram.errors import ValidationError
 from tests.interfaces.conftest import Served
 
 
@@ -81,3 +85,24 @@ def test_the_page_offers_every_audited_action(served: Served) -> None:
     parser = _ActionOptions()
     parser.feed(page.text)
     assert parser.options == list(AUDITED)
+
+
+def test_an_origin_or_limit_that_names_nothing_is_refused_not_answered_empty(isolated_home: Path) -> None:
+    """``--origin ""`` (an unset variable) answered "no entry matches the filters" over a trail
+    holding entries, and the library's ``audit_trail(limit="x")`` raised a bare TypeError: both are
+    refused naming the field, as ``--action ""`` is; a real origin still filters."""
+    with Engram.from_settings(home=isolated_home, embeddings={"provider": "none"}) as mem:
+        mem.remember("Ada drinks tea", key="tea")
+        assert [e.memory_key for e in mem.audit_trail(origin="library")] == ["tea"]
+        for kwargs, field, problem in (({"origin": ""}, "origin", "must not be empty"),
+                                       ({"origin": 5}, "origin", "got 5"),
+                                       ({"origin": "li\x00brary"}, "origin", "NUL"),
+                                       ({"limit": "x"}, "limit", 'got "x" (text)'),
+                                       ({"limit": True}, "limit", "got true (a boolean)")):
+            with pytest.raises(ValidationError) as err:
+                mem.audit_trail(**kwargs)
+            assert err.value.field == field and problem in str(err.value), (kwargs, str(err.value))
+    env = {**os.environ, "ENGRAM_HOME": str(isolated_home), "ENGRAM_EMBEDDINGS__PROVIDER": "none"}
+    refused = subprocess.run([sys.executable, "-m", "engram", "audit", "--origin", ""], capture_output=True,
+                             text=True, env=env, timeout=120)
+    assert refused.returncode == 2 and refused.stderr.startswith("error: --origin: must not be empty"), refused.stderr

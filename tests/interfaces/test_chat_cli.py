@@ -40,6 +40,23 @@ def test_chat_without_llm_stores_recalls_and_says_synthesis_is_off(tmp_path):
     assert "user-name: The user's name is Alice." in again.stdout
 
 
+def test_chat_without_llm_says_what_the_configured_extractor_stores(tmp_path):
+    """With no LLM, ``chat.extractor = "llm"`` (or ``"none"``) stores nothing a user says: the banner
+    said rule-based extraction stores first-person statements, and nothing was stored. It now says
+    extraction is off and why; ``auto`` and ``rules`` still store by the rules and say so."""
+    for extractor, stored in (("llm", False), ("none", False), ("rules", True), ("auto", True)):
+        home = tmp_path / extractor
+        done = run_chat(home, [], {"ENGRAM_CHAT__EXTRACTOR": extractor}, "-m", "My name is Ada")
+        assert done.returncode == 0, done.stderr
+        banner = done.stderr.splitlines()[0]
+        assert banner.startswith("Synthesis is off (no LLM configured)")
+        assert ("rule-based extraction stores plain first-person statements" in banner) is stored, banner
+        assert (f'chat.extractor = "{extractor}"' in banner) is not stored, banner
+        if extractor == "llm":
+            assert "needs an LLM" in banner and "ENGRAM_LLM__PROVIDER" in banner
+        assert ("Noted: The user's name is Ada." in done.stdout) is stored, done.stdout
+
+
 def test_chat_with_a_configured_provider(tmp_path):
     (tmp_path / "MEMORY.md").write_text("The deploy server is called atlas.\n")
     with OpenAICompatServer(Reply.tool("memory_store", key="user-city", content="The user lives in Oslo."),

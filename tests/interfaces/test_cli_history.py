@@ -302,3 +302,37 @@ def test_messages_given_as_json_text_is_refused_as_not_a_file_without_echoing_it
     assert "m" * 250 not in bad.stderr and "Errno" not in bad.stderr
     assert "or - for standard input" in bad.stderr
     assert json.loads(run(tmp_path, "--json", "history", "show", "cli:1").stdout)["count"] == 0
+
+
+def test_history_show_with_a_limit_past_any_conversation_shows_it_all(tmp_path: Path) -> None:
+    """``--limit 99999999999999999999`` is "more than there are": every message, exit 0, not an
+    internal error (exit 1) from the SQLite driver's 64-bit bound."""
+    for text in ("first", "second"):
+        assert run(tmp_path, "history", "append", "telegram:42", text).returncode == 0
+    shown = run(tmp_path, "--json", "history", "show", "telegram:42", "--limit", "99999999999999999999")
+    assert shown.returncode == 0, shown.stderr
+    assert [m["content"] for m in json.loads(shown.stdout)["messages"]] == ["first", "second"]
+
+
+def test_a_confirmation_answered_on_piped_input_leaves_stdout_one_json_document(tmp_path: Path) -> None:
+    """``echo y | engram --json history purge KEY`` (and ``restore``) printed the question on
+    standard output before the JSON, so the output no longer parsed: the question goes to standard
+    error with the other status lines; an answer "n" still deletes nothing."""
+    def answered(answer: str, *args: str) -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+        env.update(ENGRAM_HOME=str(tmp_path), ENGRAM_EMBEDDINGS__PROVIDER="none")
+        code = "from engram.interfaces.cli.app import main; main()"
+        return subprocess.run([sys.executable, "-c", code, "--json", *args], input=answer, capture_output=True,
+                              text=True, env=env, timeout=60)
+
+    assert run(tmp_path, "history", "append", "telegram:42", "hello").returncode == 0
+    declined = answered("n\n", "history", "purge", "telegram:42")
+    assert declined.returncode != 0 and declined.stdout == ""
+    assert "Delete 1 message and the summary of telegram:42? [y/N]: " in declined.stderr
+    purged = answered("y\n", "history", "purge", "telegram:42")
+    assert purged.returncode == 0, purged.stderr
+    assert json.loads(purged.stdout) == {"key": "telegram:42", "purged": 1} and "Delete 1 message" in purged.stderr
+    assert run(tmp_path, "backup").returncode == 0
+    restored = answered("y\n", "restore")
+    assert restored.returncode == 0, restored.stderr
+    assert json.loads(restored.stdout)["database"].endswith("memory.db") and "replace " in restored.stderr

@@ -11,8 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from engram.engine import Engram
+from engram.errors import ValidationError
 from engram.interfaces.cli import render
 from engram.interfaces.cli.app import app
+from engram.lifecycle import JOBS
 from engram.lifecycle.scheduler import Maintenance
 from engram.lifecycle.settings import LifecycleSettings
 
@@ -83,3 +85,18 @@ def test_the_cli_draws_the_pass_on_stderr_and_keeps_stdout(tmp_path, stderr_is_a
     assert as_json.exit_code == 0, as_json.output
     assert [r["job"] for r in json.loads(as_json.stdout)["ran"]] == ["consolidate"]
     assert "comparing" not in as_json.stderr  # --json: no bar at all
+
+
+def test_only_names_its_jobs_as_a_collection_and_one_name_alone_is_refused_naming_only(tmp_path):
+    """``run(only="hygiene")`` was read letter by letter and refused as ``job: unknown job "h"``, a
+    mistake nobody made: a name alone (or a number) is refused naming ``only`` and what it takes;
+    a list, tuple or set of names runs those jobs, in the pass's order."""
+    with Engram.from_settings(home=tmp_path, embeddings={"provider": "none"}) as engram:
+        engram.remember("the user likes green tea")
+        maintenance = Maintenance(engram, LifecycleSettings())
+        for bad, shown in (("hygiene", '"hygiene" (str)'), (5, "5 (int)")):
+            with pytest.raises(ValidationError) as err:
+                maintenance.run(only=bad, force=True)  # type: ignore[arg-type]
+            assert err.value.field == "only" and shown in str(err.value) and ", ".join(JOBS) in str(err.value)
+        for only in (["decay", "hygiene"], ("hygiene", "decay"), {"decay", "hygiene"}):
+            assert [r.job for r in maintenance.run(only=only, force=True).ran] == ["hygiene", "decay"]

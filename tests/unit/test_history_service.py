@@ -475,3 +475,63 @@ def test_a_message_dated_later_than_now_is_refused_naming_the_field_as_a_memory_
     assert history.append(KEY, "user", "a little fast", created_at=now + 60).created_at == now
     assert history.add(KEY, Message(Role.USER, "built", created_at=now + 1)).created_at == now
     assert history.append(KEY, "assistant", "earlier", created_at=now - 3600).created_at == now - 3600
+
+
+# --- counts past any conversation: read as "all", never handed to the driver ------------------
+def test_a_count_past_a_64_bit_integer_reads_every_message_and_discards_nothing_it_should_not(any_store) -> None:
+    """``recent(key, n)`` with ``n`` past what SQLite takes (``engram history show KEY --limit
+    99999999999999999999``) returns every message, as a count past the conversation's end does
+    on every backend, instead of an OverflowError from the driver; ``discard`` likewise."""
+    history = History(any_store)
+    for n in range(3):
+        history.append(KEY, "user", f"m{n}", created_at=float(n + 1))
+    huge = 10**20
+    assert [m.content for m in history.recent(KEY, huge)] == ["m0", "m1", "m2"]
+    assert [m.content for m in any_store.get_recent(KEY, huge)] == ["m0", "m1", "m2"]
+    assert any_store.discard(KEY, huge, huge + 1) == 0 and any_store.count(KEY) == 3
+    assert any_store.discard(KEY, 2, huge) == 1 and [m.content for m in any_store.get_all(KEY)] == ["m0", "m1"]
+
+
+@pytest.mark.parametrize("semantic", [True, False])
+def test_semantic_recall_reads_top_k_as_every_count_is(store: SqliteHistoryStore, semantic: bool) -> None:
+    """``top_k``: a whole number of at least 1 (2.0 passes), a huge one returns every exchange; 0
+    is refused as -1 is (it was read as "the default"), text and booleans are named as what they
+    are, not "too small"; checked with or without an exchange index."""
+    index = ExchangeIndex(store.db, HashedBagOfWords(), max_entries=10) if semantic else None
+    history = History(store, semantic=index, recap_top_k=1)
+    for n in range(3):
+        history.append(KEY, "user", f"my cat {n}", created_at=10.0 + n)
+        history.append(KEY, "assistant", f"noted cat {n}", created_at=10.5 + n)
+    expected = 3 if semantic else 0
+    assert len(history.semantic_recall("cat", top_k=10**20).exchanges) == expected
+    assert len(history.semantic_recall("cat", top_k=2.0).exchanges) == min(2, expected)
+    assert len(history.semantic_recall("cat").exchanges) == min(1, expected)  # recap_top_k
+    for bad, problem in ((0, "0 is out of range"), (-1, "-1 is out of range"), ("x", 'got "x" (text)'),
+                         (True, "got true (a boolean)"), (2.5, "2.5")):
+        with pytest.raises(ValidationError) as err:
+            history.semantic_recall("cat", top_k=bad)
+        assert err.value.field == "top_k" and problem in str(err.value) and "1 or more" in str(err.value)
+    if index is not None:  # the index read alone says the same
+        assert len(index.recall("cat", top_k=10**20).exchanges) == 3
+        with pytest.raises(ValidationError, match='top_k: got "x"'):
+            index.recall("cat", top_k="x")
+
+
+def test_assemble_and_compact_refuse_arguments_of_the_wrong_kind_naming_them(store: SqliteHistoryStore) -> None:
+    """``assemble(key, 5)`` returned a system message holding the number 5 (a provider refused it
+    later, far from the call), and ``compact(key, reported_tokens="x")`` raised a bare TypeError from
+    a comparison inside: both are refused naming the argument; nothing stored changes."""
+    history = History(store)
+    history.append(KEY, "system", "stored prompt", created_at=1.0)
+    history.append(KEY, "user", "hello", created_at=2.0)
+    with pytest.raises(ValidationError) as err:
+        history.assemble(KEY, 5)  # type: ignore[arg-type]
+    assert err.value.field == "system_prompt" and "got int" in str(err.value)
+    assert [m.content for m in history.assemble(KEY, "new prompt")] == ["new prompt", "hello"]
+    assert [m.content for m in history.assemble(KEY)] == ["stored prompt", "hello"]
+    for bad, problem in (("x", 'got "x" (text)'), (-1, "-1 is out of range"), (True, "got true (a boolean)")):
+        with pytest.raises(ValidationError) as err:
+            history.compact(KEY, reported_tokens=bad, force=True)  # type: ignore[arg-type]
+        assert err.value.field == "reported_tokens" and problem in str(err.value)
+    assert history.count(KEY) == 2
+    assert not history.compact(KEY, reported_tokens=2.0).compacted  # a whole number passes

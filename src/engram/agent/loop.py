@@ -49,6 +49,13 @@ log = logging.getLogger("engram.agent")
 
 SYNTHESIS_OFF = ("synthesis is off (no LLM configured): rule-based extraction stores plain first-person statements, "
                  "and recall still works")
+# Said instead when the configured extractor stores nothing without an LLM: claiming the rules
+# store statements left a user of `chat.extractor = "llm"` wondering why nothing was kept.
+EXTRACTION_OFF = {
+    "llm": ('synthesis is off (no LLM configured), and so is fact extraction: chat.extractor = "llm" needs an LLM '
+            '(set ENGRAM_LLM__PROVIDER, or chat.extractor = "auto" or "rules" for rule-based extraction); recall still works'),
+    "none": 'synthesis is off (no LLM configured), and so is fact extraction (chat.extractor = "none"); recall still works',
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +122,11 @@ class MemoryAgent:
         if mode == "llm" and self.provider is not None:
             return LLMExtractor(self.provider)
         return None
+
+    @property
+    def without_llm(self) -> str:
+        """What chat does with no LLM configured, as the banner says it: what is stored and recalled."""
+        return EXTRACTION_OFF.get(self.settings.extractor, SYNTHESIS_OFF) if self.extractor is None else SYNTHESIS_OFF
 
     @property
     def synthesis_on(self) -> bool:

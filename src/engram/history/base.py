@@ -240,11 +240,18 @@ def check_messages(messages: Sequence[Message]) -> list[Message]:
     return [check_message(message, f"messages[{i}]") for i, message in enumerate(messages)]
 
 
+# The largest integer SQLite and PostgreSQL take as a parameter (a signed 64-bit one): a count or
+# position past it is past every conversation's end, so it is read as this (all of them) rather
+# than handed to the driver, which raises OverflowError on it.
+MAX_POSITION = 2**63 - 1
+
+
 def check_recent(n: int) -> int:
-    """Validate ``get_recent``'s ``n``; raises ``ValidationError``."""
+    """Validate ``get_recent``'s ``n`` (any count past a 64-bit integer read as one, i.e. every
+    message); raises ``ValidationError``."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValidationError("n", f"{jsondoc.shown(n)} is not a message count", "an integer >= 0")
-    return n
+    return min(n, MAX_POSITION)
 
 
 def check_range(start: int, stop: int) -> tuple[int, int]:
@@ -254,7 +261,7 @@ def check_range(start: int, stop: int) -> tuple[int, int]:
             raise ValidationError(name, f"{jsondoc.shown(value)} is not a position", "an integer >= 0")
     if stop < start:
         raise ValidationError("stop", f"{stop} is before start {start}", "stop >= start")
-    return start, stop
+    return min(start, MAX_POSITION), min(stop, MAX_POSITION)
 
 
 def check_read(read: Sequence[Message], start: int, stop: int) -> tuple[list[Message], int, int]:

@@ -30,14 +30,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from engram import jsondoc
 from engram.db.migrate import migrate
 from engram.db.sqlite import Database
 from engram.errors import DimensionError, ValidationError
-from engram.history.base import DEFAULT_AGENT, HistoryStore, check_agent
+from engram.history.base import DEFAULT_AGENT, MAX_POSITION, HistoryStore, check_agent
 from engram.history.keys import key_or_chat, normal_key, parse_conversation_key, shown_key
 from engram.history.recap import format_recap, pair_exchanges
-from engram.model import Exchange
+from engram.model import Exchange, parse_integer
 from engram.store.vectors import parse_identity_dims, unit
 
 
@@ -227,8 +226,9 @@ class ExchangeIndex:
         oldest first, with a recap block. Raises ``ValidationError`` and the embedder's errors."""
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query", "must not be empty", "some text")
-        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-            raise ValidationError("top_k", f"{jsondoc.shown(top_k)} is too small", "1 or more")
+        # Read as every other count is (2.0 passes, text is named as text); one past a 64-bit
+        # integer asks for every exchange, and SQLite's LIMIT could not take it.
+        top_k = min(parse_integer(top_k, "top_k", 1), MAX_POSITION)
         key, chat = (None, None) if conversation is None else key_or_chat(conversation)
         query_vector = None
         if chat is None and self._ranks_in_sql():

@@ -44,7 +44,7 @@ from engram.history.keys import normal_key, shown_key
 from engram.history.recap import pair_exchanges
 from engram.history.semantic import ExchangeIndex, SemanticRecall
 from engram.history.settings import CompactionSettings
-from engram.model import MAX_MESSAGE_CHARS, Appended, Message, Role, make_message, parse_query, sent_at
+from engram.model import MAX_MESSAGE_CHARS, Appended, Message, Role, make_message, parse_integer, parse_query, sent_at
 from engram.privacy import PiiPolicy, check_redacted_length
 from engram.text import counted
 
@@ -451,7 +451,11 @@ class History:
         """The context for the next model call: system prompt, then the summary, then history (sclaw).
 
         ``system_prompt`` replaces a system prompt stored at the head of the conversation (one
-        system prompt, the caller's); without it the stored one stays first."""
+        system prompt, the caller's); without it (or empty) the stored one stays first. Raises
+        ``ValidationError`` for a ``system_prompt`` that is not text: it became a system message
+        holding a number, which a provider then refused far from the call that made it."""
+        if system_prompt is not None and not isinstance(system_prompt, str):
+            raise ValidationError("system_prompt", f"got {type(system_prompt).__name__}", "text, or None for the stored one")
         history = self.restore(key)
         stored: list[Message] = []
         while history and history[0].role is Role.SYSTEM:
@@ -466,12 +470,14 @@ class History:
         """Exchanges like ``query`` (only ``key``'s when given), oldest first, with a recap block;
         each names its conversation as ``conversations`` lists it (``telegram:42``).
         Without a semantic store (no embedder) the answer is empty. Raises ``ValidationError`` for
-        an empty query or one no store can hold (NUL, a lone surrogate)."""
+        an empty query or one no store can hold (NUL, a lone surrogate), and for a ``top_k`` that is
+        not a whole number of at least 1 (one past every exchange held returns them all)."""
         query = parse_query(query, "query")
+        top_k = self.recap_top_k if top_k is None else parse_integer(top_k, "top_k", 1)  # checked with no index too
         self._live_store()  # refused once closed, as every read is (the semantic store closes with it)
         if self.semantic is None:
             return self._recalled(SemanticRecall((), ""))
-        return self._recalled(self.semantic.recall(query, conversation=key, top_k=top_k or self.recap_top_k))
+        return self._recalled(self.semantic.recall(query, conversation=key, top_k=top_k))
 
     def _recalled(self, recalled: SemanticRecall) -> SemanticRecall:
         self._empty(recalled.hits)
@@ -487,8 +493,12 @@ class History:
         reported_tokens: int | None = None,
         force: bool = False,
     ) -> CompactionResult:
-        """Compact the conversation if it is past its limits (``force``: anyway); see ``history.compaction``."""
+        """Compact the conversation if it is past its limits (``force``: anyway); see ``history.compaction``.
+        ``reported_tokens``, the provider's count of the conversation, is a whole number of at least
+        0 (None: estimated); raises ``ValidationError`` naming it otherwise."""
         key = normal_key(key)
+        if reported_tokens is not None:  # (text reached a comparison deep inside: a bare TypeError)
+            reported_tokens = parse_integer(reported_tokens, "reported_tokens", 0)
         # Whichever summariser wrote it, the summary may hold PII: a model's may quote what it
         # summarised, the count summary copies the previous summary (messages and summaries stored
         # before ``redact`` was set, or kept under ``warn``). Screened as a summary set by hand is.

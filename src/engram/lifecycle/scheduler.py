@@ -27,7 +27,7 @@ import json
 import logging
 import random
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -144,7 +144,7 @@ class Maintenance:
         return [job for job in JOBS if self._enabled(job) is None and now - last.get(job, float("-inf")) >= interval[job]]
 
     # --- running -----------------------------------------------------------------------------
-    def run(self, *, now: float | None = None, only: Sequence[str] | None = None, force: bool = False,
+    def run(self, *, now: float | None = None, only: Collection[str] | None = None, force: bool = False,
             progress: Progress | None = None) -> MaintenanceReport:
         """Run every due job once (``only`` narrows the jobs; ``force`` ignores the schedule).
         ``progress(phase, done, total)`` follows the pass: each job's name as it starts, and the
@@ -154,6 +154,10 @@ class Maintenance:
         pass is refused as every other write of a closed engine is."""
         self.engram.writes.refuse_when_closed()
         tell = progress or _silent
+        if only is not None and (isinstance(only, str | bytes) or not isinstance(only, Collection)):
+            # (a name given alone was read letter by letter: "unknown job "h"", naming no mistake made)
+            raise ValidationError("only", f"got {jsondoc.shown(only)} ({type(only).__name__})",
+                                  f"a list of job names, e.g. [\"hygiene\"]: {', '.join(JOBS)}")
         for job in only or ():
             if job not in JOBS:
                 raise ValidationError("job", f"unknown job {jsondoc.shown(job)}", JOBS)

@@ -80,10 +80,9 @@ def _refuse_unsendable(messages: list[str]) -> None:
 
 
 def _banner(agent: MemoryAgent) -> None:
-    from engram.agent.loop import SYNTHESIS_OFF
-
     if agent.provider is None:
-        render.errors.print(f"[yellow]{SYNTHESIS_OFF[0].upper()}{SYNTHESIS_OFF[1:]}.[/yellow]", highlight=False)
+        said = agent.without_llm
+        render.errors.print(f"[yellow]{render.markup_safe(said[0].upper() + said[1:])}.[/yellow]", highlight=False)
     else:
         on = "on" if agent.synthesis_on else "off"
         render.errors.print(f"chatting with {agent.provider.name}:{agent.provider.model} (synthesis {on}). {HELP}",

@@ -185,7 +185,8 @@ def purge(
     st = state(ctx)
     history = st.engram().history
     count = history.count(key)
-    if not yes and not typer.confirm(f"Delete {counted(count, 'message')} and the summary of {key}?"):
+    # (asked on standard error: standard output holds the result alone, the answer piped in or not)
+    if not yes and not render.confirmed(f"Delete {counted(count, 'message')} and the summary of {key}?"):
         raise typer.Abort()
     count = history.purge(key)
     if st.as_json:

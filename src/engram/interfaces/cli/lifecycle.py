@@ -127,7 +127,8 @@ def restore(
     st.refuse_all_agents_beside_a_view(all_agents, "restores as the operator", "a backup of that agent's alone")
     backups, chosen, agent = restore_choice(st.settings(), backup_ref, all_agents=all_agents)
     backups.refuse_other_agents(chosen, agent)  # before asking: a refused restore asks nothing
-    if not yes and not typer.confirm(f"replace {backups.db_path} with {chosen.path}?"):
+    # (asked on standard error: standard output holds the result alone, the answer piped in or not)
+    if not yes and not render.confirmed(f"replace {backups.db_path} with {chosen.path}?"):
         raise typer.Abort()
     st.close()  # the live file must not be open in this process
     used = backups.restore(chosen.path, agent=agent)

@@ -213,6 +213,16 @@ def hits_table(result: RecallResult) -> None:
         note_line(note)
 
 
+def confirmed(question: str) -> bool:
+    """``question [y/N]`` asked on standard error, the answer read from standard input (a terminal
+    or a piped ``y``); no answer (end of input) is no. Not ``typer.confirm``: click's prompt writes a
+    space to standard output whatever stream the question goes to, and standard output holds the
+    result alone (with ``--json``, one JSON document)."""
+    _console("errors").print(f"{clean(question)} [y/N]: ", end="", markup=False, highlight=False)
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
 def note_line(note: str) -> None:
     """A note about the result, recall's (``nothing relevant: ...``) and a command's that found
     nothing to list, show or do (``nothing listed: ...``, ``no conversations``, ``nothing to forget``):
