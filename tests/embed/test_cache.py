@@ -213,3 +213,26 @@ def test_closing_the_engine_closes_its_embedding_cache_file(server, tmp_path):
     # Used again (a view still held somewhere), the cache opens the file again: served from it.
     assert len(engram.embedder.embed(["the cache keeps this vector"])) == 1 and len(server.requests) == 1
     engram.embedder.close()
+
+
+def test_a_later_drop_zeroes_what_it_deletes_without_rebuilding_the_file(tmp_path):
+    """The first drop vacuums the file once (rows written before it may have left bytes in free
+    space); after it every write zeroes what it frees, so a later drop only empties the WAL: no byte
+    of the dropped rows is left, and the pages it freed stay in the file (no VACUUM rebuilt it)."""
+    path = tmp_path / "cache.db"
+    cache = EmbeddingCache(path)
+    texts = [f"text number {i}" for i in range(3000)]
+    vectors = np.random.default_rng(5).random((len(texts), 64), dtype=np.float32)
+    cache.put_many("test:model:64", texts[:250], vectors[:250])
+    assert cache.drop(texts[:1]) == 1
+    for start in range(250, len(texts), 250):
+        cache.put_many("test:model:64", texts[start:start + 250], vectors[start:start + 250])
+    gone = texts[1000:2000] + texts[1::150]
+    assert cache.drop(gone) == len(set(gone))
+    raw = b"".join(f.read_bytes() for f in tmp_path.glob("cache.db*"))
+    left = [t for i, t in enumerate(texts) if t in gone and (text_key(t) in raw or vectors[i].tobytes() in raw)]
+    assert left == []
+    assert cache._db().execute("PRAGMA freelist_count").fetchone()[0] > 0, "no VACUUM rebuilt the file"
+    kept = cache.get_many("test:model:64", texts)
+    assert sorted(kept) == sorted(set(texts[1:]) - set(gone))
+    cache.close()

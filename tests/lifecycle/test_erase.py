@@ -292,3 +292,30 @@ def test_an_erase_given_a_memory_record_works_from_what_the_store_holds(tmp_path
         alice.forget(replace(notice, key="plan", content="a decoy"), erase=True)
         assert [r.detail for r in bob.audit_of(office.id) if r.action == "linked"] == [{"with": ["plan"]}, {"with": []}]
         assert all(r.memory_key is None and r.detail is None for r in alice.audit_of(notice.id))
+
+
+def test_a_later_erase_zeroes_what_it_deletes_without_rebuilding_the_file(tmp_path: Path) -> None:
+    """Once a file has been scrubbed (the first erase vacuums it and marks it), a later erase costs
+    no VACUUM: every write since zeroed what it freed (``PRAGMA secure_delete``), so the full-text
+    index merge and an emptied WAL leave no byte of the memory, its earlier texts (rewritten in pages
+    shared with kept memories, copied by page splits), its search context or its full-text terms in
+    any file of the folder. The file is not rebuilt: the pages freed by other forgets stay free."""
+    words = "deploy server cache budget invoice meeting garden recipe flight hotel doctor lesson".split()
+    with _open(tmp_path) as engram:
+        engram.remember_many([{"content": f"note {i}: " + " ".join(words[(i + j) % 12] for j in range(8 + i % 30)),
+                               "key": f"a{i}"} for i in range(300)])
+        engram.forget(engram.remember("a first thing to erase").memory.id, erase=True)
+        told = engram.remember(f"my bank password hint is {SECRET} blue", search_context=f"asked about {SECRET}").memory
+        engram.remember_many([{"content": f"later {i}: " + " ".join(words[(i * 7 + j) % 12] for j in range(8 + i % 30)),
+                               "key": f"b{i}"} for i in range(300)])
+        engram.update(told.id, content=f"my bank password hint is {SECRET} green and a good deal longer now")
+        engram.update(told.id, content=f"my {SECRET} short")
+        for i in range(200):  # frees pages, which a VACUUM would drop from the file (one by one: no backup)
+            engram.forget(f"b{i}")
+        assert engram.recall("password hint") and _raw_holds(tmp_path)
+        engram.forget(told.id, erase=True)
+        assert _raw_holds(tmp_path) == [], "the erase itself emptied the WAL"
+        with engram.store.db.read() as conn:
+            assert conn.execute("PRAGMA freelist_count").fetchone()[0] > 0, "no VACUUM rebuilt the file"
+        assert engram.store.db.integrity_check() == "ok"
+        assert engram.count() == 400 and len(engram.recall("invoice meeting", limit=5)) == 5
