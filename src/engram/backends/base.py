@@ -18,6 +18,7 @@ same way.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -38,6 +39,8 @@ class FileCare:
 
     db: Database
     backups: Backups
+    # Takes deleted rows' vectors out of the index files beside the database (``scrub``), or None.
+    scrub_sidecars: Callable[[], None] | None = None
 
     @property
     def encrypted(self) -> bool:
@@ -67,11 +70,14 @@ class FileCare:
         ``secure-delete``: once used, SQLite before 3.42 (the ``sqlite3`` of many Pythons) can no
         longer read the index (docs/privacy.md; ``bench/erase_cost.py``).
 
-        Raises ``StorageError`` when the WAL cannot be emptied (another process's long read) or the
-        VACUUM fails."""
+        The vector index saved beside the file (``<database>.usearch``) drops the deleted rows'
+        vectors first (``scrub_sidecars``). Raises ``StorageError`` when the WAL cannot be emptied
+        (another process's long read) or the VACUUM fails."""
         from engram.db.sqlite import truncate_wal
         from engram.lifecycle.backup import vacuum
 
+        if self.scrub_sidecars is not None:
+            self.scrub_sidecars()
         with self.db.write() as conn:
             conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
             zeroed = conn.execute("SELECT 1 FROM engram_meta WHERE name = 'zeroed_since'").fetchone() is not None
