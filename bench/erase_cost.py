@@ -7,12 +7,13 @@ embedding cache and scrubs the SQLite file so its raw bytes hold none of the era
 (``FileCare.scrub``, ``EmbeddingCache.drop``). A plain ``forget`` of one memory is the baseline,
 measured in the same run and taking turns with the erases (so a noisy spell on the shared machine
 hits both alike). The first erase of a file vacuums it once (``FileCare.scrub``: its free space may
-hold bytes written before engram zeroed what it frees) and is reported apart; the later ones are the
-rounds. The same is measured on a store of ``--smaller`` memories, and the two erase times are printed
-as a ratio: an erase whose cost grows with the file shows about the ratio of the sizes. The store is built once per run with ``remember_many`` (no embedding model: full
-text only, so it is quick); one memory in ten is updated once, as stores are. The embedding cache
-is measured apart: an ``EmbeddingCache`` file of ``--memories`` vectors of ``--dims`` floats, one
-text's vector dropped (``drop``), against a plain delete of one row in the same file.
+hold bytes written before engram zeroed what it frees) and is reported apart; the later ones are
+the rounds. The same is measured on a store of ``--smaller`` memories, and the two erase times are
+printed as a ratio: an erase whose cost grows with the file shows about the ratio of the sizes.
+Each store is built with ``remember_many`` (no embedding model: full text only, so it is quick);
+one memory in ten is updated once, as stores are. The embedding cache is measured apart: an
+``EmbeddingCache`` file of ``--memories`` vectors of ``--dims`` floats, one text's vector dropped
+(``drop``), against a plain delete of one row in the same file.
 
 Prints median wall times and each as a ratio to its baseline, the files' sizes, and the load
 average (the machine is shared: compare ratios, not seconds); ``--json``: the same as one JSON
@@ -111,7 +112,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         started = time.perf_counter()
-        smaller_size = args.smaller if args.smaller is not None else max(args.memories // 5, 20 * args.rounds + 20)  # the rounds erase m0..m(20 * rounds)
+        # At least the keys the rounds erase (m0 .. m(20 * rounds)).
+        smaller_size = args.smaller if args.smaller is not None else max(args.memories // 5, 20 * args.rounds + 20)
         store = store_figures(Path(tmp) / "store", args.memories, args.rounds)
         smaller = store_figures(Path(tmp) / "smaller", smaller_size, args.rounds)
         cache = cache_figures(Path(tmp), args.memories, args.dims, args.rounds)
