@@ -337,8 +337,9 @@ def test_a_later_erase_zeroes_what_it_deletes_without_rebuilding_the_file(tmp_pa
     no VACUUM: every write since zeroed what it freed (``PRAGMA secure_delete``), so the full-text
     index's own purge and an emptied WAL leave no byte of the memory, its earlier texts (rewritten
     in pages shared with kept memories, copied by page splits), its search context or its full-text
-    terms in any file of the folder. The file is not rebuilt: most of its pages are untouched. On SQLite 3.42+ the index removes the terms where they are (FTS5 ``secure-delete``, set by
-    the first erase) and is not merged either: its segments stay."""
+    terms in any file of the folder. The file is not rebuilt: most of its pages are untouched. On
+    SQLite 3.42+ the index removes the terms where they are (FTS5 ``secure-delete``, set by the
+    first erase) and is not merged either: its segments stay."""
     words = "deploy server cache budget invoice meeting garden recipe flight hotel doctor lesson".split()
     with _open(tmp_path) as engram:
         engram.remember_many([{"content": f"note {i}: " + " ".join(words[(i + j) % 12] for j in range(8 + i % 30)),
