@@ -236,3 +236,22 @@ def test_a_later_drop_zeroes_what_it_deletes_without_rebuilding_the_file(tmp_pat
     kept = cache.get_many("test:model:64", texts)
     assert sorted(kept) == sorted(set(texts[1:]) - set(gone))
     cache.close()
+
+
+def test_drop_finds_a_texts_rows_under_every_identity_through_an_index(tmp_path):
+    """``drop`` deletes by text hash whatever the identity, which the primary key (identity first)
+    cannot find: without an index of the hash it read the whole file, so an erase cost more the
+    more vectors were cached. Its DELETE, caught as SQLite runs it, is explained."""
+    cache = EmbeddingCache(tmp_path / "cache.db")
+    cache.put_many("a:model:4", ["alpha", "beta"], np.ones((2, 4), dtype=np.float32))
+    cache.put_many("b:model:4", ["alpha"], np.ones((1, 4), dtype=np.float32))
+    seen: list[str] = []
+    cache._db().set_trace_callback(seen.append)
+    assert cache.drop(["alpha"]) == 2
+    cache._db().set_trace_callback(None)
+    deletes = [sql for sql in seen if sql.lstrip().upper().startswith("DELETE")]
+    assert deletes, seen
+    plans = [" | ".join(row[-1] for row in cache._db().execute(f"EXPLAIN QUERY PLAN {sql}")) for sql in deletes]
+    assert all("embedding_cache_text" in plan for plan in plans), plans
+    assert sorted(cache.get_many("a:model:4", ["alpha", "beta"])) == ["beta"]
+    cache.close()

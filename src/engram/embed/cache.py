@@ -48,6 +48,8 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
     created   REAL NOT NULL DEFAULT (unixepoch('subsec')),
     PRIMARY KEY (identity, text_hash)
 );
+-- ``drop`` deletes a text's rows under every identity: without this it read the whole file.
+CREATE INDEX IF NOT EXISTS embedding_cache_text ON embedding_cache (text_hash);
 -- One row, 'zeroed_since', once ``drop`` vacuumed the file: every write since zeroed what it freed.
 CREATE TABLE IF NOT EXISTS embedding_cache_meta (
     name  TEXT PRIMARY KEY,
