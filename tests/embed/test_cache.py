@@ -175,8 +175,9 @@ def test_a_cache_file_of_the_earlier_layout_is_read_and_written_as_it_is(tmp_pat
 def test_drop_leaves_no_byte_of_the_dropped_rows_in_a_file_of_many(tmp_path):
     """An erase drops a text's hash and vector: in a file of thousands of rows, written in batches
     (page splits copied cells into other pages as it grew), none of their bytes is left in the file
-    or its WAL, and every other row is still served. Zeroing only what the drop deletes (``PRAGMA
-    secure_delete`` then) leaves the copies the splits made: the file is rebuilt."""
+    or its WAL, and every other row is still served. A first drop vacuums the file (one written
+    before the cache zeroed what writes free holds such copies); later drops:
+    ``test_a_later_drop_zeroes_what_it_deletes_without_rebuilding_the_file``."""
     path = tmp_path / "cache.db"
     cache = EmbeddingCache(path)
     texts = [f"text number {i}" for i in range(3000)]

@@ -233,8 +233,9 @@ def test_an_erase_in_a_store_of_many_leaves_no_byte_of_texts_written_long_before
     """Hundreds of memories around the erased one, which was updated after they were stored (its
     earlier texts were rewritten in pages it shares with kept memories, and page splits left copies
     of its cells in pages that hold none of its rows), its words in the full-text index's segments.
-    Zeroing only what the erase itself deletes (``PRAGMA secure_delete`` then) leaves those copies:
-    the whole file is rebuilt, and every kept memory is still there, found by its words."""
+    The first erase on a file vacuums it (a file engram wrote before it zeroed what writes free
+    holds such copies in its free space), and every kept memory is still there, found by its words.
+    Later erases: ``test_a_later_erase_zeroes_what_it_deletes_without_rebuilding_the_file``."""
     words = "deploy server cache budget invoice meeting garden recipe flight hotel doctor lesson".split()
     with _open(tmp_path) as engram:
         engram.remember_many([{"content": f"note {i}: " + " ".join(words[(i + j) % 12] for j in range(8 + i % 30)),
