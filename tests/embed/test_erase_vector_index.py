@@ -58,3 +58,28 @@ def test_an_erase_leaves_no_vector_of_the_memory_in_the_saved_graph(server, tmp_
         assert again.store._vectors._graph is not None and again.store._vectors._graph.view, "reused, not rebuilt"
     finally:
         again.close()
+
+
+def test_an_erase_saves_again_only_the_segment_that_held_the_vector(server, tmp_path: Path) -> None:
+    """A large graph is several segments of ``segment_size`` entries, each its own file: an erase
+    rewrites the one that held the erased vector and leaves the others as they were (rewriting them
+    all made an erase cost the whole graph, however large)."""
+    home = tmp_path / "home"
+    engram = Engram.from_settings(home=home, files={"enabled": False},
+                                  embeddings={"provider": "ollama", "model": "nomic-embed-text", "base_url": server.url},
+                                  vector_index={"threshold": 0, "merge_after": 1, "segment_size": 100})
+    try:
+        told = engram.remember("my bank password hint is Quixotrelliumz").memory.id
+        engram.remember_many([{"content": f"note {i} about the garden and the weather"} for i in range(250)])
+        assert engram.recall("password hint", limit=3)
+        files = sorted(home.glob("memory.db.usearch.[0-9]")) + [home / "memory.db.usearch"]
+        assert len(files) == 3, files
+        before = {f.name: f.stat().st_ino for f in files}
+        vector = _f16(engram, told)
+        assert vector in (home / "memory.db.usearch").read_bytes(), "the first segment holds it"
+        engram.forget(told, erase=True)
+        after = {f.name: f.stat().st_ino for f in files}
+        assert vector not in _graph_bytes(home)
+        assert [name for name in before if before[name] != after[name]] == ["memory.db.usearch"]
+    finally:
+        engram.close()

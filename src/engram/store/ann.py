@@ -297,27 +297,34 @@ class AnnIndex:
         return self.meta.removed / total if total else 0.0
 
     def save(self, path: Path) -> None:
-        """Write every segment and the sidecar atomically (temporary files, then renames, the
-        graphs first), then drop segment files beyond the current count (left by a larger graph).
+        """Write the segments changed since they were opened, and the sidecar, atomically
+        (temporary files, then renames, the graphs first), then drop segment files beyond the
+        current count (left by a larger graph). A segment opened from ``path`` and not changed is
+        that file already: rewriting it made a change to one segment (an erase) cost the whole graph.
 
         Raises: StorageError when the folder cannot be written."""
         folder = path.parent
         temporary: list[str] = []
+        written: list[tuple[int, str]] = []
         try:
             try:
-                for segment in self.segments:
+                for n, segment in enumerate(self.segments):
+                    if not self.dirty[n] and segment_path(path, n).exists():
+                        continue
                     fd, tmp_graph = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=folder)
                     os.close(fd)
                     temporary.append(tmp_graph)
                     segment.save(tmp_graph)
+                    written.append((n, tmp_graph))
                 fd, tmp_meta = tempfile.mkstemp(prefix=path.name + ".", suffix=".json.tmp", dir=folder)
                 os.close(fd)
                 temporary.append(tmp_meta)
                 self.meta.segments = len(self.segments)
                 Path(tmp_meta).write_text(json.dumps(asdict(self.meta)), "utf-8")
-                for n, tmp_graph in enumerate(temporary[:-1]):
+                for n, tmp_graph in written:
                     os.replace(tmp_graph, segment_path(path, n))
                 os.replace(tmp_meta, sidecar_path(path))
+                self.dirty = [False] * len(self.segments)
             finally:
                 for leftover in temporary:
                     if os.path.exists(leftover):
