@@ -60,26 +60,26 @@ class FileCare:
         """After an erase, leave no trace of deleted or rewritten rows in the file or its WAL.
 
         Every engram connection zeroes what a write frees (``PRAGMA secure_delete``, set when it
-        opens), so the bytes left are in live pages and in the WAL: the full-text index keeps a
-        deleted document's terms unless it removes them in place (``store/sqlite_erase.py``: FTS5's
-        ``secure-delete`` on SQLite 3.42+, turned on by the first erase; else the index is merged),
-        and the WAL keeps earlier page images until a checkpoint truncates it. A file some write
-        reached before engram zeroed what it freed (one from an earlier version, never scrubbed)
-        keeps old bytes in free pages and free space inside pages: it is vacuumed once, then marked
-        (``engram_meta`` ``zeroed_since``) so later erases skip the VACUUM, whose cost grows with
-        the file (``bench/erase_cost.py``; docs/privacy.md).
+        opens), so the bytes left are in live pages and in the WAL: FTS5 keeps a deleted document's
+        terms in its older index segments and as delete markers until they merge (``optimize``
+        merges them; the old segments' pages it frees are zeroed), and the WAL keeps earlier page
+        images until a checkpoint truncates it. A file some write reached before engram zeroed what
+        it freed (one from an earlier version, never scrubbed) keeps old bytes in free pages and
+        free space inside pages: it is vacuumed once, then marked (``engram_meta`` ``zeroed_since``)
+        so later erases skip the VACUUM, whose cost grows with the file. Every erase merges the
+        full-text index, a cost that grows with that index, not with the file (docs/privacy.md;
+        ``bench/erase_cost.py``).
 
         The vector index saved beside the file (``<database>.usearch``) drops the deleted rows'
         vectors first (``scrub_sidecars``). Raises ``StorageError`` when the WAL cannot be emptied
         (another process's long read) or the VACUUM fails."""
         from engram.db.sqlite import truncate_wal
         from engram.lifecycle.backup import vacuum
-        from engram.store import sqlite_erase as fulltext
 
         if self.scrub_sidecars is not None:
             self.scrub_sidecars()
         with self.db.write() as conn:
-            fulltext.purge(conn)
+            conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
             zeroed = conn.execute("SELECT 1 FROM engram_meta WHERE name = 'zeroed_since'").fetchone() is not None
         if not zeroed:
             vacuum(self.db)

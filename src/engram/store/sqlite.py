@@ -36,7 +36,6 @@ from engram.db.sqlite import Database
 from engram.errors import DimensionError, EngramError, StorageError
 from engram.ids import new_id
 from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Scope, WriteResult, metadata_text
-from engram.store import sqlite_erase
 from engram.store.base import (
     BOOST_DIGITS,
     SUCCESSOR_CHAIN_SQL,
@@ -149,8 +148,6 @@ class SqliteMemoryStore(SqlMemoryStore):
         if before_migrate is not None and applied(self.db) and pending(self.db):
             before_migrate(self.db)
         migrate(self.db)
-        # An engram on SQLite 3.42+ may have set FTS5's secure-delete (an erase), which this one may not read.
-        sqlite_erase.readable(self.db)
         index_path = None if str(path) == ":memory:" else self.path.with_name(self.path.name + ".usearch")
         self._vectors = SqliteVectorSearch(self.db, index_path, vector_index)
         text_path = None if str(path) == ":memory:" else self.path.with_name(self.path.name + ".tantivy")
