@@ -209,3 +209,10 @@ def test_bench_without_its_data_file_says_which_file_and_how_to_give_one(tmp_pat
     assert done.returncode == 2, done.stderr[-2000:]  # argparse's usage error, not a traceback
     assert f"no LoCoMo-format JSON file at {missing}" in done.stderr and "--data PATH" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr, done.stderr
+
+
+def test_mem0_id_lookup_bench_times_the_index_beside_the_scan() -> None:
+    result = run_bench("mem0_id_lookup.py", "--memories", "600", "--owners", "6", "--rounds", "20")
+    assert (result["memories"], result["owners"], result["rounds"]) == (600, 6, 20)
+    assert result["mem0_id_indexed_ms"] > 0 and result["mem0_id_scan_ms"] > 0 and result["engram_id_ms"] > 0
+    assert result["scan_over_index"] == round(result["mem0_id_scan_ms"] / result["mem0_id_indexed_ms"], 1)

@@ -223,6 +223,14 @@ class AuditLog(Protocol):
         and from which scope."""
         ...
 
+    def forgotten_by_origin_id(self, kind: str, origin_id: str) -> set[tuple[str, str | None]]:
+        """``(memory id, memory scope)`` of every ``forgotten`` row whose memory (kept whole in its
+        ``detail``) held the string ``origin_id`` at ``metadata[kind]["id"]``: the id an import from
+        ``kind`` kept (mem0's, for the mem0 facade's ``history`` of a memory deleted by that id).
+        Every agent's rows: the caller narrows. Indexed for ``mem0`` (``audit_log_mem0_id``, schema
+        steps 0015 and 0020); another kind's is a scan."""
+        ...
+
     def erase(self, ids: Sequence[str], keys: Collection[tuple[str, str]], scopes: Collection[str],
               sessions_of: str | None = None) -> int:
         """Rewrite the rows of ``scopes`` (``str(Scope)``), and of every session of the agent
@@ -331,6 +339,18 @@ class SqliteAuditLog(_SharedInserts):
             ).fetchall()
         return {(r[0], r[1]) for r in rows}
 
+    def forgotten_by_origin_id(self, kind: str, origin_id: str) -> set[tuple[str, str | None]]:
+        from engram.store.where_sql import sqlite_path, sqlite_value_at
+
+        # The path as a literal, as the index is written (a bound path is another expression to the
+        # planner); the type test keeps a number or a list at that path from matching a string.
+        keys = ("metadata", kind, "id")
+        with self.db.read() as conn:
+            rows = conn.execute(
+                f"SELECT DISTINCT memory_id, memory_scope FROM audit_log WHERE {sqlite_value_at('detail', keys)} = ?"
+                " AND action = 'forgotten' AND json_type(detail, ?) = 'text'", (origin_id, sqlite_path(keys))).fetchall()
+        return {(r[0], r[1]) for r in rows}
+
     def erase(self, ids: Sequence[str], keys: Collection[tuple[str, str]], scopes: Collection[str],
               sessions_of: str | None = None) -> int:
         if not ids or not scopes:
@@ -392,6 +412,19 @@ class PostgresAuditLog(_SharedInserts):
             ).fetchall()
         return {(r[0], r[1]) for r in rows}
 
+    def forgotten_by_origin_id(self, kind: str, origin_id: str) -> set[tuple[str, str | None]]:
+        from engram.store.where_sql import postgres_text_at
+
+        # The keys as literals, as the index is written; the type test keeps a number's or a list's
+        # text at that path from matching a string.
+        keys = ["metadata", kind, "id"]
+        with self.db.read(statements_alone=True) as conn:
+            rows = conn.execute(
+                f"SELECT DISTINCT memory_id, memory_scope FROM audit_log WHERE {postgres_text_at('detail::jsonb', keys)} = %s"
+                " AND action = 'forgotten' AND jsonb_typeof(detail::jsonb #> %s::text[]) = 'string'",
+                (origin_id, keys)).fetchall()
+        return {(r[0], r[1]) for r in rows}
+
     def erase(self, ids: Sequence[str], keys: Collection[tuple[str, str]], scopes: Collection[str],
               sessions_of: str | None = None) -> int:
         if not ids or not scopes:
@@ -435,7 +468,7 @@ def _erase_where(ids: Sequence[str], scopes: Collection[str], sessions_of: str |
     params.append(json.dumps(list(ids)) if mark == "?" else list(ids))
     if mark == "?":
         # Each part through its index ((memory_id, at); the partial audit_log_mentions, migration
-        # 0015): an OR of the two read the whole trail.
+        # 0016): an OR of the two read the whole trail.
         return (f"{where} AND seq IN (SELECT seq FROM audit_log WHERE memory_id {among} UNION"
                 f" SELECT seq FROM audit_log WHERE action IN ('linked', 'unlinked', 'recalled'))"), params
     return f"{where} AND (memory_id {among} OR action IN ('linked', 'unlinked', 'recalled'))", params
@@ -580,6 +613,16 @@ class MemoryAuditLog:
             rows = self._all()
         return {(r.memory_id, r.memory_scope) for r in rows
                 if r.action == action and r.memory_id is not None and r.memory_id in wanted}
+
+    def forgotten_by_origin_id(self, kind: str, origin_id: str) -> set[tuple[str, str | None]]:
+        with self._lock:
+            rows = self._all()
+        out = set()
+        for r in rows:
+            origin = ((r.detail or {}).get("metadata") or {}).get(kind) if r.action == "forgotten" else None
+            if r.memory_id is not None and isinstance(origin, dict) and origin.get("id") == origin_id:
+                out.add((r.memory_id, r.memory_scope))
+        return out
 
 
 def _row_dict(row: AuditEntry) -> dict[str, Any]:

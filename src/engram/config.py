@@ -22,7 +22,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -67,9 +67,17 @@ from engram.temporal.settings import TimeSettings
 _T = TypeVar("_T")
 
 
+def set_variable(name: str) -> str | None:
+    """The environment variable ``name``'s value, None when it is unset, empty or blank: an empty
+    variable counts as unset (``Settings``), and one of spaces alone as well, or ``ENGRAM_HOME='  '``
+    kept the store in a folder named by two spaces in the current folder."""
+    value = os.environ.get(name)
+    return value if value is not None and value.strip() else None
+
+
 def default_home() -> Path:
     """``$ENGRAM_HOME``, else Clawless's ``$AGENT_BRIDGE_HOME``, else ``~/.engram``."""
-    return Path(os.environ.get("ENGRAM_HOME") or os.environ.get("AGENT_BRIDGE_HOME")
+    return Path(set_variable("ENGRAM_HOME") or set_variable("AGENT_BRIDGE_HOME")
                 or Path.home() / ".engram").expanduser()
 
 
@@ -168,7 +176,7 @@ class _ConfigFileSource(PydanticBaseSettingsSource):
             raise ConfigError(f"config file {self.path} does not exist (named by --config or ENGRAM_CONFIG)")
         document = _read_config_file(self.path)
         values = {k: v for k, v in document.items() if k in self.settings_cls.model_fields}
-        agent = self.agent or os.environ.get("ENGRAM_AGENT") or str(document.get("agent") or "default")
+        agent = self.agent or set_variable("ENGRAM_AGENT") or str(document.get("agent") or "default")
         env = dict(os.environ)  # for the ${VAR} a foreign file may hold
         try:
             map_variables(document, values, env=env, origins=self.origins)
@@ -188,6 +196,11 @@ class _EnvSource(EnvSettingsSource):
     list or table setting takes refused naming the variable: pydantic-settings said only `error
     parsing value for field "privacy" from source "EnvSettingsSource"`, which engram then blamed on
     the config file (``ENGRAM_PRIVACY__KINDS=email`` for ``'["email"]'``)."""
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        # Blank counts as unset, as empty does (``env_ignore_empty`` drops only ""): ENGRAM_PATH='  '
+        # kept the store in a file named by two spaces, and ENGRAM_AGENT='  ' was refused as a name.
+        return {name: value for name, value in super()._load_env_vars().items() if value is None or value.strip()}
 
     def prepare_field_value(self, field_name: str, field: Any, value: Any, value_is_complex: bool) -> Any:
         try:
@@ -380,7 +393,7 @@ class Settings(BaseSettings):
         given = getattr(init_settings, "init_kwargs", {})
         named = _CONFIG_FILE.get()
         # A file named (--config, $ENGRAM_CONFIG) must exist: a mistyped name would run on defaults unsaid.
-        required = named is not None or bool(os.environ.get("ENGRAM_CONFIG"))
+        required = named is not None or set_variable("ENGRAM_CONFIG") is not None
         sources = (init_settings, _EnvSource(settings_cls), _ForeignEnvSource(settings_cls), _ConfigFileSource(
             settings_cls, config_path(given.get("home"), named), given.get("agent"), required=required))
         _SOURCES.set(sources)
@@ -533,7 +546,7 @@ def config_path(home: str | Path | None = None, named: str | Path | None = None)
     """The config file: ``named`` (``--config``), else ``$ENGRAM_CONFIG``, else the first of
     ``CONFIG_NAMES`` in the home (``home`` when given, as ``--home`` gives it, else
     ``default_home()``) that exists, else ``config.toml`` there (may not exist)."""
-    explicit = named or os.environ.get("ENGRAM_CONFIG")
+    explicit = named or set_variable("ENGRAM_CONFIG")
     if explicit:
         return Path(explicit).expanduser()
     home = default_home() if home is None else Path(home).expanduser()
@@ -582,7 +595,7 @@ def _source_of(held: list[tuple[int, PydanticBaseSettingsSource, Any]], target: 
         if rank == 0:
             return SettingSource("argument", ".".join(target))
         return SettingSource("environment", _variable(target) or "ENGRAM_" + "__".join(target).upper())
-    if target == ("home",) and not os.environ.get("ENGRAM_HOME") and os.environ.get("AGENT_BRIDGE_HOME"):
+    if target == ("home",) and not set_variable("ENGRAM_HOME") and set_variable("AGENT_BRIDGE_HOME"):
         return SettingSource("environment", "AGENT_BRIDGE_HOME", foreign=True)  # default_home()'s fallback
     return None
 

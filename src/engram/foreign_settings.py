@@ -368,10 +368,12 @@ def _at(tree: Any, path: KeyPath) -> Any:
 def map_variables(values: Mapping[str, Any], into: dict[str, Any], *, env: Mapping[str, str] | None = None,
                   tables: tuple[dict[str, Rule], ...] = (FOREIGN_CLAWLESS,), origins: Origins | None = None) -> None:
     """Names of ``tables`` found in ``values`` (the environment, or a file's top level when
-    ``env`` is given for ``${VAR}``) mapped into ``into``; empty values count as unset."""
+    ``env`` is given for ``${VAR}``) mapped into ``into``; empty or blank values count as unset
+    (as ``ENGRAM_*`` ones do)."""
     for table in tables:
         for name, rule in table.items():
-            if name in values and values[name] not in (None, ""):
+            value = values.get(name)
+            if value is not None and not (isinstance(value, str) and not value.strip()):
                 _apply(rule, values[name], name, into, env, origins)
 
 

@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from engram.errors import NotFoundError, ValidationError
 from engram.model import MAX_LIST_LIMIT, Memory, parse_limit
+from engram.scoping import Filters
 from engram.store.base import SupersedeCycle
 
 
@@ -102,16 +103,21 @@ class _Linking:
         return (self.named(a, a_key, field=field, names=("a", "a_key")),
                 self.named(b, b_key, field=field, names=("b", "b_key")))
 
-    def neighbours(self, ref: str | Memory | None = None, limit: int = 20, *, key: str | None = None) -> list[Memory]:
+    def neighbours(self, ref: str | Memory | None = None, limit: int = 20, *, key: str | None = None,
+                   include_superseded: bool = True) -> list[Memory]:
         """The memories linked to the one named by ``ref`` (an id, else a key, or a ``Memory`` this
         view gave, not read again) or ``key`` (a key only) that this view may read, newest first.
+        A superseded neighbour is listed, its ``superseded_by`` set, as the memory's ``links`` and
+        ``link_keys`` name it: the link is still there, to see and to unlink (recall's link expansion
+        still leaves superseded memories out). ``include_superseded=False`` leaves them out.
         Raises ``ValidationError`` for a ``limit`` that is not 1 to 1000."""
         self.writes.refuse_when_closed("read")
         # Checked here: the stores slice by it, so -1 dropped the last neighbour and 0 returned none.
         limit = parse_limit(limit, MAX_LIST_LIMIT, paged=False)
         memory = self.named(ref, key, field="neighbours")
         # Those a memory of another session of this agent (reached by id) has there too: as that session sees them.
-        found = self.store.neighbours(memory.id, replace(self._filter(), scopes=self._reaching([memory]).scopes),
+        readable = self._filter(Filters(include_superseded=include_superseded))
+        found = self.store.neighbours(memory.id, replace(readable, scopes=self._reaching([memory]).scopes),
                                       limit=limit)
         # None found may mean the memory itself was forgotten since it was read: say so.
         if not found and isinstance(ref, Memory) and not self.store.matching_ids([memory.id], self._reaching([memory])):

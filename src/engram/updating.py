@@ -147,15 +147,20 @@ class _Updating:
         With ``expect`` (metadata keys and values), only when the stored metadata still holds them,
         checked in the same write: what changed since ``memory`` was read is never overwritten.
         Returns the memory as stored after, None when it is not stored (or is another agent's: a
-        ``Memory`` is a record anyone can build), or an expectation does not hold. Raises
-        ``ValidationError`` naming ``metadata`` or ``expect`` (nothing changed)."""
+        ``Memory`` is a record anyone can build), or an expectation does not hold (its values compared
+        as JSON values: ``true`` is not ``1``). Raises ``ValidationError`` naming ``memory`` (not a
+        ``Memory``: an id is not read), ``metadata`` or ``expect`` (nothing changed)."""
         self.writes.refuse_when_closed()
         values = parse_metadata(metadata)
         if expect is not None and not isinstance(expect, Mapping):
             raise ValidationError("expect", f"got {type(expect).__name__}", "metadata keys and the values they must hold")
         if self.privacy.mode != "off":
             values, _ = self.privacy.screen_metadata(values)
-        if not isinstance(memory, Memory) or not self.store.matching_ids([memory.id], self._reaching([memory])):
+        if not isinstance(memory, Memory):
+            # An id or key would be "not stored" below, without a word: the caller meant a memory.
+            raise ValidationError("memory", f"got {type(memory).__name__}",
+                                  "a Memory this view handed out (read it with get or find first)")
+        if not self.store.matching_ids([memory.id], self._reaching([memory])):
             return None
         merge = getattr(self.store, "merge_metadata", None)
         if merge is not None:

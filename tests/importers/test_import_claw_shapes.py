@@ -236,3 +236,17 @@ def test_openclaw_bootstrap_files_are_named_not_silently_dropped(tmp_path: Path)
     assert len(named) == 1 and "engram remember --key soul:user --category core" in named[0], summary["warnings"]
     contents = {m["content"] for m in as_json(tmp_path / "home", "list")}
     assert contents == {"Deploys go out on Tuesdays", "Fixed the billing bug"}
+
+
+def test_an_into_agent_import_leaves_the_operators_memory_md_alone(tmp_path: Path) -> None:
+    """``engram -a bob import ... --into-agent`` writes into bob alone: a Clawless home's notes would
+    join the operator's ``MEMORY.md``, which every agent's prompt holds (alice's too), so they are
+    skipped and the summary says so; bob's conversations arrive. Without the option they join."""
+    home = tmp_path / "home"
+    summary = as_json(home, "--agent", "bob", "import", str(FIXTURES / "clawless-home"), "--into-agent")
+    assert (summary["messages_imported"], summary["operator_notes"]) == (6, "skipped"), summary
+    assert not (home / "MEMORY.md").exists() or "Imported from clawless" not in (home / "MEMORY.md").read_text(encoding="utf-8")
+    assert as_json(home, "--agent", "alice", "history", "list") == as_json(home, "history", "list") == []
+    assert len(as_json(home, "--agent", "bob", "history", "list")) == 2
+    assert as_json(home, "--agent", "bob", "import", str(FIXTURES / "clawless-home"))["operator_notes"] == "added"
+    assert "- Deploys happen on Tuesdays." in (home / "MEMORY.md").read_text(encoding="utf-8")

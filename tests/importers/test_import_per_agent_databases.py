@@ -197,3 +197,26 @@ def test_the_progress_of_an_import_into_several_databases_names_each_agent(tmp_p
                               embeddings={"provider": "none"}) as engram:
         engram.import_from(json.dumps(TWO_USERS), "mem0", progress=lambda *step: seen.append(step))
     assert ("storing (alice)", 1, 1) in seen and ("storing (bob)", 1, 1) in seen, seen
+
+
+@pytest.mark.parametrize("configured", [None, "carol"], ids=["default", "config-agent"])
+def test_an_import_without_an_agent_acts_as_the_configured_agent_as_remember_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, configured: str | None) -> None:
+    """docs/cli.md: without ``-a`` an import acts as the configured agent (the config file's, else
+    ``default``), as ``remember`` does: a snapshot's entries join it, in its own database; the
+    source's own agents each get theirs."""
+    home = tmp_path / "home"
+    _layout(home, monkeypatch, True)
+    if configured:
+        home.mkdir(parents=True)
+        (home / "config.toml").write_text(f'agent = "{configured}"\n')
+    agent = configured or "default"
+    snapshot, mem0 = tmp_path / "snap.json", tmp_path / "mem0.json"
+    snapshot.write_text(json.dumps([{"content": "The office opens at nine"}]))
+    mem0.write_text(json.dumps(TWO_USERS))
+    assert as_json(home, "import", str(snapshot))["imported"] == 1
+    assert as_json(home, "import", str(mem0))["agents"] == ["alice", "bob"]
+    run(home, "remember", "The office closes at six")
+    assert _memories_in(home / "agents" / agent / "memory.db") == [
+        (agent, "The office closes at six"), (agent, "The office opens at nine")]
+    assert sorted(p.name for p in (home / "agents").iterdir()) == sorted(["alice", "bob", agent])

@@ -135,3 +135,29 @@ def test_cli_refuses_a_message_that_redaction_pushes_past_the_limit(tmp_path: Pa
     shown = run(tmp_path, "--json", "history", "show", "web:1", pii="redact")
     assert [m["content"] for m in json.loads(shown.stdout)["messages"]] == ["kept"], shown.stdout[:300]
     assert b"zebrafill" not in raw_bytes(tmp_path / "memory.db")
+
+
+def test_a_message_dated_later_than_now_is_refused_at_the_doors_naming_the_field(served: Served, tmp_path: Path) -> None:
+    """As a memory's ``created_at``: a message time more than five minutes ahead is refused, naming the
+    field, and nothing of the batch is stored. HTTP's append bodies take no time (the server's clock
+    dates each message): a ``created_at`` there is refused as no field of a message."""
+    later = "2099-01-01T00:00:00Z"
+    messages = tmp_path / "messages.json"
+    messages.write_text(json.dumps([{"role": "user", "content": "hello"},
+                                    {"role": "assistant", "content": "from the future", "created_at": later}]))
+    env = {**os.environ, "ENGRAM_HOME": str(tmp_path / "home"), "ENGRAM_EMBEDDINGS__PROVIDER": "none"}
+    done = subprocess.run([sys.executable, "-m", "engram", "-a", "alice", "history", "append", "web:1", "--messages",
+                           str(messages)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr.startswith("error: --messages[1].created_at: 2099-01-01") and "later than now" in done.stderr
+    assert "when the message was sent" in done.stderr
+    count = subprocess.run([sys.executable, "-m", "engram", "-a", "alice", "history", "count", "web:1"],
+                           capture_output=True, text=True, env=env, timeout=120)
+    assert count.stdout.strip() == "0"
+    with served.client(served.alice) as c:
+        for path, body in (("/api/v1/history/web:1", {"role": "user", "content": "x", "created_at": later}),
+                           ("/api/v1/history/web:1/messages",
+                            {"messages": [{"role": "user", "content": "x", "created_at": later}]})):
+            r = c.post(path, json=body)
+            assert r.status_code == 422 and "created_at" in r.text, r.text
+        assert c.get("/api/v1/history/web:1").json()["messages"] == []

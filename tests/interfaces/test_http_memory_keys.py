@@ -3,12 +3,19 @@ holds; PUT replaces a memory's fields; PATCH with null clears an optional one.""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from urllib.parse import quote
 
 import httpx
 import pytest
 
+from engram.errors import ValidationError
+from engram.model import MAX_LIST_LIMIT
 from tests.interfaces.conftest import Served
+from tests.unit.test_cli import engram
 
 # A slash, a fixed route's name, a percent sign, unicode with a space, an escape written out, and
 # a key whose end looks like a sub-route.
@@ -274,3 +281,90 @@ def test_a_memory_names_those_it_supersedes_by_id_and_by_key(served: Served) -> 
         assert _by_key(b, "GET", "home/2", "/supersedes").status_code == 404
         bobs = b.post("/api/v1/memory", json={"content": "Bob lives in Faro", "key": "bob-home"}).json()["memory_id"]
         assert b.get(f"/api/v1/memory/{bobs}/supersedes").json()["supersedes"] == []
+
+
+def test_a_global_memory_shows_each_agent_only_the_memories_of_its_own_it_supersedes(served: Served) -> None:
+    """A global memory may supersede an agent's memory (every agent sees its successor): asked by
+    another agent, its ``/supersedes`` lists none of that agent's, by id or by key, and its links
+    name none of them."""
+    with served.client(served.alice) as c, served.client(served.bob) as b:
+        fact = c.post("/api/v1/memory", json={"content": "The office moved to Porto", "key": "office",
+                                              "scope": "global"}).json()["memory_id"]
+        alices = c.post("/api/v1/memory", json={"content": "Alice's desk is in Lisbon", "key": "desk"}).json()["memory_id"]
+        bobs = b.post("/api/v1/memory", json={"content": "Bob's desk is in Lisbon", "key": "desk"}).json()["memory_id"]
+        for client, mine in ((c, alices), (b, bobs)):
+            assert client.post(f"/api/v1/memory/{mine}/supersede", json={"by": fact}).status_code == 200
+        assert c.post(f"/api/v1/memory/{fact}/links", json={"to": alices}).status_code == 201
+        for client, mine in ((c, alices), (b, bobs)):
+            for answer in (client.get(f"/api/v1/memory/{fact}/supersedes").json(),
+                           _by_key(client, "GET", "office", "/supersedes").json()):
+                assert [m["id"] for m in answer["supersedes"]] == [mine]
+        assert b.get(f"/api/v1/memory/{fact}").json()["links"] == []
+        assert b.get(f"/api/v1/memory/{fact}/links").json()["neighbours"] == []
+
+
+def test_an_unlink_by_path_names_the_path_segment_it_refused(served: Served) -> None:
+    """``DELETE /memory/{ref}/links/{other}`` names a refused end ``ref`` or ``other``, as ``POST
+    /links`` names ``to`` and the by-key form ``other``: it named the engine's ``a`` and ``b``.
+    Nothing is unlinked."""
+    with served.client(served.alice) as c:
+        one = c.post("/api/v1/memory", json={"content": "Alice lives in Lisbon", "key": "home"}).json()["memory_id"]
+        two = c.post("/api/v1/memory", json={"content": "Lisbon is by the sea", "key": "sea"}).json()["memory_id"]
+        assert c.post(f"/api/v1/memory/{one}/links", json={"to": two}).status_code == 201
+        for path, field in ((f"/api/v1/memory/{one}/links/%00", "other"), ("/api/v1/memory/%00/links/sea", "ref"),
+                            ("/api/v1/memory/home/links/%20", "other"), ("/api/v1/memory/%20/links/sea", "ref")):
+            r = c.delete(path)
+            assert r.status_code == 422 and r.json()["field"] == field, (path, r.text)
+        assert c.get(f"/api/v1/memory/{one}").json()["links"] == [two]
+        assert c.delete("/api/v1/memory/home/links/sea").json() == {"unlinked": True}
+
+
+def test_links_and_supersedes_take_the_engines_limit_at_every_door(served: Served, isolated_home: Path) -> None:
+    """``Engram.neighbours`` and ``Engram.supersedes`` take a limit of 1 to ``MAX_LIST_LIMIT``: HTTP's
+    ``/links`` and ``/supersedes`` (by id and by key) take the same bound, and the CLI's help states it."""
+    with served.client(served.alice) as c:
+        new = c.post("/api/v1/memory", json={"content": "Alice lives in Lisbon", "key": "home"}).json()["memory_id"]
+        for sub in ("/supersedes", "/links"):
+            for call in (lambda params, sub=sub: c.get(f"/api/v1/memory/{new}{sub}", params=params),
+                         lambda params, sub=sub: _by_key(c, "GET", "home", sub, params=params)):
+                assert call({"limit": MAX_LIST_LIMIT}).status_code == 200, sub
+                refused = call({"limit": MAX_LIST_LIMIT + 1})
+                assert refused.status_code == 422 and "limit" in refused.text, (sub, refused.text)
+    with pytest.raises(ValidationError, match="limit"):
+        served.engram.for_agent("alice").supersedes(new, limit=MAX_LIST_LIMIT + 1)
+    assert served.engram.for_agent("alice").supersedes(new, limit=MAX_LIST_LIMIT) == []
+    # The CLI passes its --limit to the engine, which checks it; its help names the same bound.
+    for command in ("supersedes", "neighbours"):
+        shown = engram(isolated_home, command, "--help")
+        assert f"(1 to {MAX_LIST_LIMIT})" in shown.stdout, shown.stdout
+
+
+def test_a_superseded_neighbour_is_listed_marked_so_it_can_be_unlinked(served: Served, isolated_home: Path) -> None:
+    """``/links`` lists a neighbour superseded since (its ``superseded_by`` set), as the memory's own
+    ``links`` names it, so the page and a client can unlink it; ``engram neighbours`` and ``engram get``
+    list it marked; the graph's neighbourhood, like recall, still leaves it out."""
+    alice = served.engram.for_agent("alice")
+    cats = alice.remember("Alice keeps two cats", key="cats").memory
+    porto = alice.remember("Alice lives in Porto with her cats", key="porto").memory
+    lisbon = alice.remember("Alice lives in Lisbon", key="lisbon").memory
+    alice.link(cats, porto)
+    alice.supersede(porto, lisbon)
+    with served.client(served.alice) as c:
+        assert c.get("/api/v1/memory/cats").json()["links"] == [porto.id]
+        for answer in (c.get("/api/v1/memory/cats/links"), _by_key(c, "GET", "cats", "/links")):
+            assert [(m["id"], m["superseded_by"]) for m in answer.json()["neighbours"]] == [(porto.id, lisbon.id)]
+        graph = c.get("/api/v1/graph", params={"q": "cats"}).json()
+        assert cats.id in {n["id"] for n in graph["nodes"]} and porto.id not in {n["id"] for n in graph["nodes"]}
+    env = {"ENGRAM_PATH": str(served.db_path), "ENGRAM_AGENT": "alice"}
+    shown = _engram_with(isolated_home, env, "neighbours", "cats")
+    assert shown.returncode == 0 and "porto" in shown.stdout and "superseded" in shown.stdout, shown
+    detail = _engram_with(isolated_home, env, "get", "cats")
+    assert "porto (superseded)" in detail.stdout, detail.stdout
+    with served.client(served.alice) as c:
+        assert c.delete(f"/api/v1/memory/cats/links/{porto.id}").json() == {"unlinked": True}
+        assert c.get("/api/v1/memory/cats/links").json()["neighbours"] == []
+
+
+def _engram_with(home: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "ENGRAM_HOME": str(home), "COLUMNS": "200", **env})

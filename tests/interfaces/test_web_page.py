@@ -729,6 +729,30 @@ def test_unlinking_on_the_page_asks_for_a_second_click_then_removes_the_link(ser
         assert api.get(f"/api/v1/memory/{hiking.id}").json()["links"] == []
 
 
+def test_a_superseded_neighbour_is_listed_marked_and_unlinked_on_the_page(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    alice = served.engram.for_agent("alice")
+    cats = alice.remember("Alice keeps two cats", key="cats").memory
+    porto = alice.remember("Alice lives in Porto with her cats", key="porto").memory
+    alice.remember("Alice lives in Lisbon", key="lisbon")
+    alice.link(cats, porto)
+    alice.supersede("porto", "lisbon")
+    wait = _open(browser, served)
+    wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, f'tr.mem-row[data-id="{cats.id}"]'))).click()
+    # Listed (the link is there), said to be superseded, with its unlink button.
+    wait.until(lambda d: [a.text for a in d.find_elements(By.CSS_SELECTOR, "#d-links a")] == ["porto"])
+    assert browser.find_element(By.CSS_SELECTOR, "#d-links .superseded").text == "superseded"
+    button = browser.find_element(By.CSS_SELECTOR, f'#d-links button.unlink[data-id="{porto.id}"]')
+    button.click()
+    wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, "#d-links button.unlink"), "click again to confirm"))
+    browser.find_element(By.CSS_SELECTOR, "#d-links button.unlink").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "unlinked cats and porto"))
+    wait.until(ec.text_to_be_present_in_element((By.ID, "d-links"), "no links"))
+    assert alice.get("cats").links == () and alice.get("porto").links == ()
+
+
 def test_a_superseded_memory_and_its_successor_open_each_other(served: Served, browser) -> None:  # noqa: ANN001
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec

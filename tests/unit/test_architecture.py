@@ -77,3 +77,34 @@ def test_settings_are_loaded_only_by_config_and_the_root() -> None:
             and any(a.name == "load_settings" for a in node.names) for node in ast.walk(tree))
     )
     assert loaders == []
+
+
+def test_engram_model_exports_every_public_name_of_its_modules() -> None:
+    # engram.model is a package laid out by concern (records, fields, drafts, ...); callers import
+    # from engram.model itself, so a name added to one of its modules must be exported there too.
+    import importlib
+    import pkgutil
+
+    import engram.model
+
+    defined = {}
+    for info in pkgutil.iter_modules(engram.model.__path__):
+        module = importlib.import_module(f"engram.model.{info.name}")
+        for name in _top_level_names(module.__file__):
+            if not name.startswith("_"):
+                assert name not in defined, f"{name} is defined in two modules of engram.model"
+                defined[name] = getattr(module, name)
+    assert sorted(engram.model.__all__) == sorted(defined)
+    assert all(getattr(engram.model, name) is value for name, value in defined.items())
+
+
+def _top_level_names(path: str) -> set[str]:
+    names: set[str] = set()
+    for node in ast.parse(Path(path).read_text("utf-8")).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return names

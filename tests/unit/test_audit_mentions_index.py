@@ -1,4 +1,4 @@
-"""Step 0015: ``audit_log_mentions``, the partial index of link and recall rows, through which an
+"""Step 0016: ``audit_log_mentions``, the partial index of link and recall rows, through which an
 erase reads the audit rows that may name the erased memories (with the ``(memory_id, at)`` index for
 the rows about them), instead of reading the whole trail: one row per memory ever stored or
 changed, so an erase cost more the larger the store. The query is the one ``forget(erase=True)``
@@ -44,10 +44,10 @@ def test_an_erase_reads_the_trail_through_its_indexes(tmp_path: Path) -> None:
 def test_a_store_from_before_the_step_gets_the_index(tmp_path: Path) -> None:
     db = Database(tmp_path / "memory.db")
     with db.write() as conn:
-        sqlite_steps_before(conn, 15)
+        sqlite_steps_before(conn, 16)
         assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'audit_log_mentions'").fetchone() is None
     db.close()
     with Engram.from_settings(home=tmp_path, embeddings={"provider": "none"}, files={"enabled": False}) as engram:
-        assert 15 in migrations.applied(engram.store.db)
+        assert 16 in migrations.applied(engram.store.db)
         plans = _erase_plans(engram)
     assert all("SCAN audit_log" not in plan for plan in plans), plans

@@ -424,3 +424,19 @@ def test_an_empty_home_is_refused_naming_the_option_before_anything_is_made(tmp_
         assert done.stderr.startswith("error: --home: must not be empty (allowed: a folder path"), done.stderr
         assert done.stdout == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("blank", ["", "  "])
+@pytest.mark.parametrize("args", [("--config", "{}", "--json", "count"),
+                                  ("mcp", "--config", "{}", "install", "-c", "claude", "--print"),
+                                  ("mcp", "install", "-c", "claude", "--config", "{}")])
+def test_an_empty_config_is_refused_naming_the_option_as_home_is(tmp_path: Path, blank: str, args: tuple[str, ...]) -> None:
+    # It ended as "config file . does not exist" (exit 4, a configuration error), naming no option.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env["HOME"] = str(tmp_path / "user")
+    done = subprocess.run([sys.executable, "-m", "engram", *(blank if a == "{}" else a for a in args)],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr.startswith("error: --config: must not be empty (allowed: "), done.stderr
+    assert done.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -174,7 +174,8 @@ def test_engram_import_refuses_a_user_id_naming_another_doors_agent(tmp_path: Pa
                                               {"id": "x", "memory": "my card ends in 0000", "user_id": "adk:app:u-7"}]}))
     result = runner.invoke(app, ["--home", str(home), "-a", "app", "import", str(source)])
     assert isinstance(result.exception, SnapshotError), result.output
-    assert str(result.exception).startswith("results[1].user_id: 'adk:app:u-7' holds ':'"), result.exception
+    # Spelt as JSON, as every door names a refused value (it was Python's 'adk:app:u-7').
+    assert str(result.exception).startswith("results[1].user_id: \"adk:app:u-7\" holds ':'"), result.exception
     assert as_json(home, "-a", "alice", "list") == [] and as_json(home, "-a", "adk:app:u-7", "list") == []
 
 
@@ -319,3 +320,76 @@ def test_mem0_ids_survive_export_and_import_into_another_home(imported: tuple[Pa
         assert [r["id"] for r in back.get_all(user_id="alice")["results"]] == [umbrellas]
     finally:
         back.close()
+
+
+def test_history_by_the_mem0_id_keeps_a_deleted_memorys_events(imported: tuple[Path, Path, Memory], per_agent: bool) -> None:
+    # history(mem0 id) after delete(mem0 id) answered [] (the trail knows the memory by engram's id),
+    # where mem0 gives its events, the DELETE included. The forget row keeps the memory whole, its
+    # mem0 id too, and the facade finds the rows through it; only a memory the facade made.
+    home, _, m = imported
+    umbrellas, _, short, cat, _ = (item["id"] for item in EXPORT["results"])
+    engram_id = m.engram.for_agent("alice").get_by_key(
+        next(x["key"] for x in as_json(home, "-a", "alice", "list", "--meta", "topic=home"))).id
+    m.update(umbrellas, "Keeps her green umbrellas by the door")
+    m.delete(umbrellas)
+    history = m.history(umbrellas)
+    assert [(e["event"], e["memory_id"], e["old_memory"], e["new_memory"], e["is_deleted"]) for e in history] == [
+        ("ADD", umbrellas, None, "Keeps her blue umbrellas by the door", False),
+        ("UPDATE", umbrellas, "Keeps her blue umbrellas by the door", "Keeps her green umbrellas by the door", False),
+        ("DELETE", umbrellas, "Keeps her green umbrellas by the door", None, True)]
+    assert _iso_seconds(history[0]["created_at"]) == _iso_seconds("2025-03-01T08:00:00-08:00")
+    assert m.history(engram_id) == history  # engram's id reaches the same, under mem0's
+    m.delete_all(agent_id="coach")
+    assert [e["event"] for e in m.history(short)] == ["ADD", "DELETE"]
+    # reset drops the history with the memories, as mem0's reset does
+    m.reset()
+    assert m.history(cat) == [] and [e["event"] for e in m.history(umbrellas)] == ["ADD", "UPDATE", "DELETE"]
+
+
+def test_history_by_a_mem0_id_reaches_no_deleted_memory_the_facade_did_not_make(tmp_path: Path, per_agent: bool) -> None:
+    # The same export in one engram agent (--into-agent), and an engram agent's own memory naming a
+    # mem0 id, forgotten there: their trails are those agents' own, never the facade's history.
+    home, source = tmp_path / "home", tmp_path / "export.json"
+    source.write_text(json.dumps(EXPORT), encoding="utf-8")
+    assert as_json(home, "-a", "support", "import", str(source), "--into-agent")["imported"] == 5
+    for agent, note in (("carol", "Carol's own note"), ("support", None)):
+        own = Engram.from_settings(home=home, agent=agent, per_agent_databases=per_agent, embeddings={"provider": "none"})
+        try:
+            if note is not None:
+                own.forget(own.remember(note, metadata={"mem0": {"id": "c-1"}}, source="mem0").memory)
+            for memory in own.list(limit=100, scope="agent"):
+                own.forget(memory)
+        finally:
+            own.close()
+    m = _facade(home, per_agent)
+    try:
+        for mem0_id in (*(item["id"] for item in EXPORT["results"]), "c-1"):
+            assert m.history(mem0_id) == [], mem0_id
+    finally:
+        m.close()
+
+
+def test_import_mem0_keeps_a_future_time_as_engram_import_does(tmp_path: Path, per_agent: bool) -> None:
+    # An import keeps its source's times as given. engram import kept an item created in 2999 (a clock
+    # set wrong in the source, a date typed by hand); the facade's import_mem0 refused the whole export
+    # with "created_at ... is later than now", as remember refuses it. Both now keep it, alike.
+    item = {"id": "5a0c6a1e-7777-4c1b-9d35-0a1b2c3d4e5f", "memory": "Plans a trip to the Moon", "hash": "h-moon",
+            "metadata": {"topic": "travel"}, "created_at": "2999-01-01T00:00:00+00:00",
+            "updated_at": "2999-01-02T00:00:00+00:00", "user_id": "alice"}
+    export = {"results": [EXPORT["results"][0], item]}
+    cli_home, source = tmp_path / "cli", tmp_path / "export.json"
+    source.write_text(json.dumps(export), encoding="utf-8")
+    assert as_json(cli_home, "-a", "app", "import", str(source))["imported"] == 2
+    by_cli = {x["content"]: (x["created_at"], x["updated_at"]) for x in as_json(cli_home, "-a", "alice", "list")}
+    m = _facade(tmp_path / "facade", per_agent)
+    try:
+        assert m.import_mem0(export) == {"imported": 2, "skipped": 0, "forgotten": 0}
+        got = m.get(item["id"])
+        assert (got["memory"], _iso_seconds(got["created_at"]), _iso_seconds(got["updated_at"])) == (
+            item["memory"], _iso_seconds(item["created_at"]), _iso_seconds(item["updated_at"]))
+        assert m.import_mem0(export) == {"imported": 0, "skipped": 2, "forgotten": 0}  # and the same again stores nothing
+    finally:
+        m.close()
+    by_facade = {x["content"]: (x["created_at"], x["updated_at"])
+                 for x in as_json(tmp_path / "facade", "-a", "alice", "list")}
+    assert by_facade == by_cli and by_cli[item["memory"]] == (_iso_seconds(item["created_at"]), _iso_seconds(item["updated_at"]))

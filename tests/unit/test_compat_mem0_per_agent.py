@@ -8,6 +8,7 @@ raised "not found", ``history`` was empty and ``reset`` forgot nothing of any us
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 
 from engram.compat.mem0 import Memory, MemoryNotFoundError
 from engram.engine import Engram
+from engram.errors import ValidationError
 
 LAYOUTS = pytest.mark.parametrize("per_agent", [True, False], ids=["per-agent", "shared"])
 
@@ -136,3 +138,51 @@ def test_a_new_facade_on_the_same_home_finds_the_ids(home: Path, per_agent: bool
         assert m.get(alice)["user_id"] == "alice" and m.get(bob)["user_id"] == "bob"
         m.delete(alice)
         assert _contents(m, "alice") == [] and _contents(m, "bob") == ["Bob feeds the cat at seven"]
+
+
+def test_a_mem0_id_another_agent_set_on_its_own_memory_names_neither(m: Memory, home: Path) -> None:
+    # alice's memory came from mem0 under the id mem0 gave it. Agent bob, through a door that
+    # writes only bob's memories (engram's API, HTTP with bob's token), stores one of his own whose
+    # metadata claims that id. The facade found bob's first: get showed bob's as alice's, update
+    # wrote what the application meant for alice into bob's memory, delete forgot bob's and left
+    # alice's. Now the id names neither: refused, nothing read or changed.
+    m.import_mem0([{"id": "b7c1e0d2-mem0", "memory": "Alice's locker code is 4711", "user_id": "alice",
+                    "created_at": "2024-03-01T10:00:00Z"}])
+    assert m.get("b7c1e0d2-mem0")["memory"] == "Alice's locker code is 4711"
+    m.engram.for_agent("bob").remember("Bob's decoy", key="decoy", source="mem0",
+                                       metadata={"user_id": "bob", "mem0": {"id": "b7c1e0d2-mem0"}})
+    for call in (lambda: m.get("b7c1e0d2-mem0"), lambda: m.update("b7c1e0d2-mem0", "Alice's locker code is 9876"),
+                 lambda: m.delete("b7c1e0d2-mem0"), lambda: m.history("b7c1e0d2-mem0")):
+        with pytest.raises(ValidationError) as refused:
+            call()
+        assert refused.value.field == "memory_id" and "2 memories" in str(refused.value)
+    assert [x.content for x in m.engram.for_agent("bob").list()] == ["Bob's decoy"]
+    assert _contents(m, "alice") == ["Alice's locker code is 4711"]
+    # Once the decoy is gone, the id names alice's memory again.
+    m.engram.for_agent("bob").forget("decoy")
+    m.update("b7c1e0d2-mem0", "Alice's locker code is 9876")
+    assert _contents(m, "alice") == ["Alice's locker code is 9876"]
+
+
+def test_an_engram_id_two_agents_databases_hold_names_neither(home: Path) -> None:
+    # With one database per agent, an engram id is unique in its own database only: a snapshot
+    # import keeps an entry's id, so agent aaron can hold a memory of his own under the id of alice's.
+    # The facade took the first database that answered (aaron's, by folder order): update wrote
+    # what the application meant for alice into aaron's memory. Now the id names neither.
+    engram = Engram.from_settings(home=home, agent="app", per_agent_databases=True, embeddings={"provider": "none"})
+    m = Memory(engram)
+    try:
+        alice = m.add("Alice's locker code is 4711", user_id="alice", infer=False)["results"][0]["id"]
+        decoy = {"id": alice, "key": "decoy", "content": "Aaron's decoy", "category": "knowledge", "scope": "agent:aaron",
+                 "metadata": {"user_id": "aaron"}, "source": "mem0", "created_at": 1700000000, "updated_at": 1700000000}
+        engram.for_agent("aaron").import_snapshot(json.dumps({"version": 1, "memories": [decoy]}))
+        with pytest.raises(ValidationError) as refused:
+            m.update(alice, "Alice's locker code is 9876")
+        assert refused.value.field == "memory_id"
+        with pytest.raises(ValidationError):
+            m.get(alice)
+        assert [x.content for x in engram.for_agent("aaron").list()] == ["Aaron's decoy"]
+        assert _contents(m, "alice") == ["Alice's locker code is 4711"]
+        assert _agents_in(home / "agents" / "aaron" / "memory.db") == [("aaron", "Aaron's decoy")]
+    finally:
+        m.close()

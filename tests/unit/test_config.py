@@ -282,6 +282,30 @@ def test_an_empty_variable_counts_as_unset(isolated_home: Path, monkeypatch: pyt
     assert settings.privacy.key() == "from the file"
 
 
+@pytest.mark.parametrize("blank", ["  ", "\t", " \n"])
+def test_a_blank_variable_counts_as_unset_as_an_empty_one_does(isolated_home: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              tmp_path: Path, blank: str) -> None:
+    # ENGRAM_HOME='  ' or ENGRAM_PATH='  ' kept the store in a folder or file named by the spaces in the
+    # current folder; ENGRAM_AGENT/SESSION/BACKEND/DATABASE_URL/RECALL__LIMIT='  ' and ENGRAM_CONFIG='  '
+    # were refused as values, where an empty one is unset.
+    isolated_home.mkdir(parents=True)
+    (isolated_home / "config.toml").write_text('backend = "jsonfile"\nagent = "filer"\n[recall]\nlimit = 7\n')
+    monkeypatch.chdir(tmp_path / "engram-home")
+    for name in ("ENGRAM_PATH", "ENGRAM_AGENT", "ENGRAM_SESSION", "ENGRAM_BACKEND", "ENGRAM_DATABASE_URL",
+                 "ENGRAM_CONFIG", "ENGRAM_PER_AGENT_DATABASES", "ENGRAM_RECALL__LIMIT", "ENGRAM_RECALL",
+                 "ENGRAM_PRIVACY__KINDS", "ENGRAM_EMBEDDINGS__PROVIDER", "AGENT_BRIDGE_HOME"):
+        monkeypatch.setenv(name, blank)
+    settings = load_settings()
+    assert (settings.backend, settings.agent, settings.session, settings.path) == ("jsonfile", "filer", None, None)
+    assert (settings.database_url, settings.per_agent_databases, settings.recall.limit) == (None, False, 7)
+    assert settings.embeddings.provider == "auto" and settings.database_path() == isolated_home / "memory.json"
+    # A blank home is unset too: the default home (HOME's .engram), not a folder named by the blank.
+    monkeypatch.setenv("ENGRAM_HOME", blank)
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    assert load_settings().home == tmp_path / "user" / ".engram"
+    assert sorted(p.name for p in (tmp_path / "engram-home").iterdir()) == ["config.toml"]
+
+
 def test_an_empty_provider_is_none_in_a_file_or_argument_but_unset_in_the_environment(
     isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

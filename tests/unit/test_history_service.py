@@ -444,3 +444,34 @@ def test_a_plugin_store_without_the_atomic_removals_still_pops_trims_and_compact
     # Said once per class: removals are atomic only within this process.
     warnings = [r.getMessage() for r in caplog.records if "pop_newest/discard_if_unchanged" in r.getMessage()]
     assert len(warnings) == 1 and "_OlderPlugin" in warnings[0]
+
+
+def test_a_message_dated_later_than_now_is_refused_naming_the_field_as_a_memory_is(store: SqliteHistoryStore) -> None:
+    # A memory's created_at more than CREATED_AT_LEEWAY_S ahead of the clock is refused; a message's
+    # was stored, and sorted after every message appended later (and outlived them in trimming).
+    from engram.model import CREATED_AT_LEEWAY_S, Message
+
+    now = 1_800_000_000.0
+    history = History(store, clock=lambda: now)
+    ahead = now + CREATED_AT_LEEWAY_S + 60
+    for append in (lambda: history.append(KEY, "user", "from the future", created_at=ahead),
+                   lambda: history.append(KEY, "user", "from the future", created_at="2099-01-01T00:00:00Z")):
+        with pytest.raises(ValidationError) as info:
+            append()
+        assert info.value.field == "created_at" and "later than now" in info.value.problem
+        assert "when the message was sent" in (info.value.allowed or "")
+    with pytest.raises(ValidationError) as info:
+        history.append_many(KEY, [{"role": "user", "content": "now"}, {"role": "assistant", "content": "later",
+                                                                        "created_at": ahead}])
+    assert info.value.field == "messages[1].created_at"
+    with pytest.raises(ValidationError) as info:
+        history.append_many(KEY, [Message(Role.USER, "built", created_at=ahead)])
+    assert info.value.field == "messages[0].created_at"
+    with pytest.raises(ValidationError) as info:
+        history.add(KEY, Message(Role.USER, "built", created_at=ahead))
+    assert info.value.field == "created_at"
+    assert store.count(KEY) == 0  # nothing of any refused append stored
+    # A clock running a little fast (within the leeway) is now, as for a memory; a past time is kept.
+    assert history.append(KEY, "user", "a little fast", created_at=now + 60).created_at == now
+    assert history.add(KEY, Message(Role.USER, "built", created_at=now + 1)).created_at == now
+    assert history.append(KEY, "assistant", "earlier", created_at=now - 3600).created_at == now - 3600

@@ -29,7 +29,7 @@ the databases of the home's agents named as the facade names owners (``_database
 goes through the same ones. Looked up, not recorded: a record of which owner holds each id would be
 a second account beside the databases, wrong as soon as another door (``engram import``, an
 ``engram forget``, another process) adds or removes one, where the databases are always right;
-the cost is one lookup by id per owner's database for an id the facade does not hold.
+the cost is one lookup by id per owner's database (every one is asked: an id two hold names neither, ``_find``).
 
 Differences (docs/integrations.md lists them for users): ``infer=True`` extracts facts with
 engram's rule-based extractor unless an ``extractor`` (e.g. ``LLMExtractor``) is given; identical
@@ -64,7 +64,7 @@ from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.foreign_settings import map_mem0_config
 from engram.ids import key_from_content, new_id
-from engram.importers.base import with_provenance
+from engram.importers.base import split_provenance, with_provenance
 from engram.importers.mem0 import IDS, KIND, OWNER_PREFIX, PROMOTED, check_user_id, mem0_metadata, owner
 from engram.integrations import checked_call
 from engram.llm import create_provider
@@ -105,7 +105,7 @@ def _entity_ids(values: Mapping[str, Any], where: str) -> dict[str, str]:
         if value is None:
             continue
         if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value.strip()):
-            raise ValidationError(name, f"{value!r} is not an id", "a non-empty string without spaces")
+            raise ValidationError(name, f"{jsondoc.shown(value)} is not an id", "a non-empty string without spaces")
         if value.strip() == "*":
             raise ValidationError(name, "wildcards are not supported", "the id itself")
         if name == "user_id":
@@ -276,7 +276,7 @@ def _count(top_k: int | None, limit: int | None) -> tuple[str, int]:
     nothing (as in mem0)."""
     name, value = ("top_k", top_k) if top_k is not None else ("limit", DEFAULT_TOP_K if limit is None else limit)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ValidationError(name, f"{value!r} is not a count", "an integer >= 0")
+        raise ValidationError(name, f"{jsondoc.shown(value)} is not a count", "an integer >= 0")
     return name, value
 
 
@@ -286,8 +286,14 @@ def public_id(memory: EngramMemory) -> str:
     (the one ``engram export --format mem0`` gives back too), else engram's. One rule, so an
     application that kept mem0's ids in its own tables finds the same ids in ``search`` and
     ``get_all`` as it stored; the id calls take either (``Memory._find``)."""
-    origin = mem0_metadata(memory)[1].get("id")
-    return origin if isinstance(origin, str) and origin else memory.id
+    return _mem0_id(memory.source, memory.metadata) or memory.id
+
+
+def _mem0_id(source: str | None, metadata: Mapping[str, Any]) -> str | None:
+    """The id mem0 gave a memory of this ``source`` and ``metadata`` (``mem0_metadata``'s origin
+    ``id``), or None: read from a stored memory or from the forget row that keeps one whole."""
+    origin = split_provenance(metadata, KIND)[1].get("id") if source == KIND else None
+    return origin if isinstance(origin, str) and origin else None
 
 
 def _item(memory: EngramMemory, score: float | None = None, details: Any = None) -> dict[str, Any]:
@@ -387,20 +393,30 @@ class Memory:
         database, with one per agent: ``_databases``); only memories the facade made (never an
         engram agent's own). The id is engram's, or the id mem0 gave a memory imported from it
         (``public_id``), which an application that kept mem0's ids calls with: engram's is looked
-        up first in every database, then mem0's (``_by_mem0_id``)."""
+        up first in every database, then mem0's (``_by_mem0_id``).
+
+        Every owner is asked, not the first that answers: an id held by more than one memory the
+        facade made (a mem0 id is a value of the metadata, which any door writing to an owner's
+        agent may set; with one database per agent, an engram id kept by a snapshot import may be
+        in two) names none of them, and is refused (``ValidationError`` naming ``memory_id``).
+        Taking the first found let an agent that set another owner's mem0 id on a memory of its
+        own receive what ``update`` meant for that owner, be read in its place by ``get`` and be
+        deleted in its place by ``delete``."""
         if not isinstance(memory_id, str) or not memory_id:
-            raise ValidationError("memory_id", f"{memory_id!r} is not a memory id", "an id from add/get_all/search")
+            raise ValidationError("memory_id", f"{jsondoc.shown(memory_id)} is not a memory id", "an id from add/get_all/search")
         databases = self._databases()
-        for database, agent in databases:
-            found = [m for m in database.store.get_many([memory_id])
-                     if _made_here(m) and (agent is None or m.scope.agent == agent)]
-            if found:
-                return found[0], self.engram.for_agent(found[0].scope.agent or "default", origin="mem0")
-        for database, agent in databases:
-            memory = _by_mem0_id(database, agent, memory_id)
-            if memory is not None:
-                return memory, self.engram.for_agent(memory.scope.agent or "default", origin="mem0")
-        raise MemoryNotFoundError("memory", memory_id)
+        found = [m for database, agent in databases for m in database.store.get_many([memory_id])
+                 if _made_here(m) and (agent is None or m.scope.agent == agent)]
+        if not found:
+            found = [m for database, agent in databases for m in _by_mem0_id(database, agent, memory_id)]
+        if not found:
+            raise MemoryNotFoundError("memory", memory_id)
+        if len(found) > 1:
+            raise ValidationError("memory_id", f"{jsondoc.shown(memory_id)} is the id of {len(found)} memories of the "
+                                  "facade, so it names none of them (nothing read or changed)",
+                                  "an id one memory of the facade holds (a mem0 id is one memory's: forget the memory "
+                                  "that should not hold it)")
+        return found[0], self.engram.for_agent(found[0].scope.agent or "default", origin="mem0")
 
     @staticmethod
     def _narrow(ids: Mapping[str, str], filters: Mapping[str, Any] | None) -> Filters:
@@ -623,23 +639,37 @@ class Memory:
 
     def _history_of_deleted(self, memory_id: str) -> list[dict[str, Any]]:
         """The events of a memory the facade made and that is gone, from the audit rows about it
-        (every owner's: the facade is the application, as for ``get``)."""
+        (every owner's: the facade is the application, as for ``get``). The id is engram's, looked
+        up first in every database as ``_find`` looks, or mem0's: the trail keeps a forgotten memory
+        whole, its metadata and so its mem0 id too, and the rows of the one that held it are found
+        through it (``audit_log_mem0_id``: ``AuditLog.forgotten_by_origin_id``)."""
         if not isinstance(memory_id, str) or not memory_id:
             return []
-        for database, agent in self._databases():  # each database keeps the trail of its own memories
+        databases = self._databases()
+        for database, agent in databases:  # each database keeps the trail of its own memories
             rows = database.audit_of(memory_id, every_agent=True)
-            gone = next((row for row in reversed(rows) if row.action == "forgotten" and row.detail), None)
-            if gone is None:
-                continue
-            scope = Scope.parse(gone.detail["scope"])
-            if gone.reason == _RESET or not _owned(scope, gone.detail["metadata"]) or agent not in (None, scope.agent):
-                return []
-            return self._events_of_deleted(memory_id, rows, gone)
+            gone = _last_forget(rows)
+            if gone is not None:
+                return self._events_of_deleted(rows, gone) if _deleted_here(gone, agent) else []
+        for database, agent in databases:
+            deleted = []
+            for engram_id, scope in database.backend.audit_log().forgotten_by_origin_id(KIND, memory_id):
+                if not _named_as_owner(scope):
+                    continue  # an engram agent's own memory, or global: never the facade's
+                rows = database.audit_of(engram_id, every_agent=True)
+                gone = _last_forget(rows)
+                if gone is not None and _deleted_here(gone, agent) and _gone_public_id(gone) == memory_id:
+                    deleted.append((gone.at, rows, gone))
+            if deleted:  # the latest forget, should a mem0 id have been brought and deleted twice
+                _, rows, gone = max(deleted, key=lambda found: found[0])
+                return self._events_of_deleted(rows, gone)
         return []
 
     @staticmethod
-    def _events_of_deleted(memory_id: str, rows: Sequence[AuditEntry], gone: AuditEntry) -> list[dict[str, Any]]:
-        """``history``'s entries from the audit ``rows`` about a memory, ``gone`` its forget."""
+    def _events_of_deleted(rows: Sequence[AuditEntry], gone: AuditEntry) -> list[dict[str, Any]]:
+        """``history``'s entries from the audit ``rows`` about a memory, ``gone`` its forget; each
+        names the memory by the id the facade gave it (``public_id``: mem0's, for one from mem0)."""
+        memory_id = _gone_public_id(gone)
         created, metadata = gone.detail["created_at"], gone.detail["metadata"]
         # Its first text is its store's (or, stored while the trail was off, its first update's).
         first: str | None = None
@@ -719,10 +749,12 @@ class Memory:
                 view = self._view(ids)
                 content = _as_stored(view, record.content, "content")
                 key = _unit_key(key_from_content(content), ids)
-                # Checked as remember checks it (content, key, tags, metadata, time) before the first
-                # item is stored: an item remember would refuse stores nothing of the export.
-                view.check_remember(record.content, key=key, tags=record.tags, metadata=metadata,
-                                    created_at=record.created_at, source=KIND)
+                # Checked as remember checks it (content, key, tags, metadata) before the first item
+                # is stored: an item remember would refuse stores nothing of the export. Not its times:
+                # an import keeps its source's times as given (``importers.apply``, which stores the
+                # fresh items below: ``record_times``), a future one too, where remember refuses a
+                # creation after now; the facade and ``engram import`` give an item the same times.
+                view.check_remember(record.content, key=key, tags=record.tags, metadata=metadata, source=KIND)
             except ValidationError as exc:
                 raise ValidationError(record.where + record.fields.get(exc.field, f".{exc.field}"), exc.problem,
                                       exc.allowed) from None
@@ -833,25 +865,58 @@ def _messages(messages: Any) -> list[dict[str, str]]:
     return out
 
 
-def _by_mem0_id(database: Engram, agent: str | None, mem0_id: str) -> EngramMemory | None:
-    """The memory the facade made whose mem0 id (``metadata["mem0"]["id"]``: ``public_id``) is
-    ``mem0_id``, in ``database`` (of ``agent`` alone, None: of every agent), or None. Asked of the
+def _by_mem0_id(database: Engram, agent: str | None, mem0_id: str) -> list[EngramMemory]:
+    """The memories the facade made whose mem0 id (``metadata["mem0"]["id"]``: ``public_id``) is
+    ``mem0_id``, in ``database`` (of ``agent`` alone, None: of every agent): one, unless another
+    door set that id on a memory of an owner (``Memory._find`` refuses the id then). Asked of the
     store as a metadata condition (``where.Compare`` down the path ``mem0`` -> ``id``), in the
-    agent scopes named as the facade names owners: the store reads the rows (no index: a scan of
-    the JSON of an owner's rows in SQL: about 80 ms in one shared SQLite database of 10,000 memories,
-    15 ms with one per agent), the facade only the one it finds; engram's id is looked up first.
+    agent scopes named as the facade names owners (``_mem0_id_filter``): the store seeks it through
+    the index ``memories_mem0_id`` (schema steps 0015 on SQLite, 0020 on PostgreSQL), the facade
+    reads only the one it finds; engram's id is looked up first.
     A memory another door put in an owner's agent is not the facade's (``_made_here``), nor one of
     another owner than its ids name: no owner reaches another's by it, as by engram's id."""
     # One database per agent holds its agent's; the shared one names its agents in its figures.
     scopes = [Scope(agent)] if agent is not None else [
-        scope for scope in map(Scope.parse, database.stats().by_scope)
-        if scope.kind == "agent" and scope.agent is not None
-        and (":" not in scope.agent or scope.agent.startswith((OWNER_PREFIX["agent_id"], OWNER_PREFIX["run_id"])))]
+        Scope.parse(scope) for scope in database.stats().by_scope if _named_as_owner(scope)]
     if not scopes:
-        return None
-    where = Compare(KIND, "eq", mem0_id, within=("id",))
-    found = database.store.list(MemoryFilter(scopes=tuple(scopes), where=where), limit=MAX_LIST_LIMIT)
-    return next((m for m in found if m.source == KIND and _made_here(m)), None)
+        return []
+    found = database.store.list(_mem0_id_filter(scopes, mem0_id), limit=MAX_LIST_LIMIT)
+    return [m for m in found if m.source == KIND and _made_here(m)]
+
+
+def _mem0_id_filter(scopes: Sequence[Scope], mem0_id: str) -> MemoryFilter:
+    """What ``_by_mem0_id`` asks the store for: the memories of ``scopes`` whose
+    ``metadata["mem0"]["id"]`` is ``mem0_id``. An equality with a string down that path, which the
+    stores' SQL writes as the expression ``memories_mem0_id`` indexes (``store.where_sql``)."""
+    return MemoryFilter(scopes=tuple(scopes), where=Compare(KIND, "eq", mem0_id, within=("id",)))
+
+
+def _named_as_owner(scope: str | None) -> bool:
+    """Whether ``scope`` (``str(Scope)``) is an agent scope named as the facade names owners (a
+    user's id, or ``agent:``/``run:`` and an id): the only ones whose trail the facade reads."""
+    parsed = None if scope is None else Scope.parse(scope)
+    return (parsed is not None and parsed.kind == "agent" and parsed.agent is not None
+            and (":" not in parsed.agent or parsed.agent.startswith((OWNER_PREFIX["agent_id"], OWNER_PREFIX["run_id"]))))
+
+
+def _last_forget(rows: Sequence[AuditEntry]) -> AuditEntry | None:
+    """The latest forget among a memory's audit ``rows`` (oldest first) that kept the memory whole."""
+    return next((row for row in reversed(rows) if row.action == "forgotten" and row.detail), None)
+
+
+def _deleted_here(gone: AuditEntry, agent: str | None) -> bool:
+    """Whether ``gone`` (a forget row, the memory whole in its detail) is of a memory the facade made,
+    in the database of ``agent`` (None: the one of every agent), and not one ``reset`` forgot (mem0's
+    reset drops the history too)."""
+    scope = Scope.parse(gone.detail["scope"])  # type: ignore[index]
+    return gone.reason != _RESET and _owned(scope, gone.detail["metadata"]) and agent in (None, scope.agent)  # type: ignore[index]
+
+
+def _gone_public_id(gone: AuditEntry) -> str:
+    """``public_id`` of the memory a forget row keeps whole: mem0's id for one from mem0, else engram's."""
+    detail = gone.detail or {}
+    metadata = detail.get("metadata")
+    return (_mem0_id(detail.get("source"), metadata) if isinstance(metadata, Mapping) else None) or str(gone.memory_id)
 
 
 def _every(view: Engram, filters: Filters | None = None) -> list[EngramMemory]:

@@ -44,7 +44,7 @@ from engram.history.keys import normal_key, shown_key
 from engram.history.recap import pair_exchanges
 from engram.history.semantic import ExchangeIndex, SemanticRecall
 from engram.history.settings import CompactionSettings
-from engram.model import MAX_MESSAGE_CHARS, Appended, Message, Role, make_message, parse_query
+from engram.model import MAX_MESSAGE_CHARS, Appended, Message, Role, make_message, parse_query, sent_at
 from engram.privacy import PiiPolicy, check_redacted_length
 from engram.text import counted
 
@@ -195,8 +195,9 @@ class History:
         """``append``, answered with what a door reports: the message as stored, whether it was
         stored and the PII warnings (``Appended``). Raises as ``append`` does."""
         key = normal_key(key)
+        now = self.clock()
         message = make_message(role, content, tool_calls=tool_calls, tool_call_id=tool_call_id, metadata=metadata,
-                               created_at=self.clock() if created_at is None else created_at)
+                               created_at=now if created_at is None else created_at, now=now)
         return self._add(key, [message], lambda i, name: name, untimed={0} if created_at is None else set())
 
     def add(self, key: str, message: Message) -> Message:
@@ -205,6 +206,10 @@ class History:
         key = normal_key(key)
         if self.enabled:
             check_message(message)
+        # Its time read as append reads one given (``model.sent_at``): a built Message is checked by no constructor.
+        sent = sent_at(message.created_at, self.clock())
+        if sent != message.created_at:
+            message = dataclasses.replace(message, created_at=message.created_at if sent is None else sent)
         return self._logged(key, self._add(key, [message], lambda i, name: name)).messages[0]
 
     def append_many(self, key: str, messages: Sequence[Message | Mapping[str, Any]], *,
@@ -261,7 +266,7 @@ class History:
             fields["created_at"] = now
         try:
             # A message without content is an empty text, as append's default (an assistant message that only calls tools).
-            return make_message(fields.pop("role", None), fields.pop("content", ""), **fields)
+            return make_message(fields.pop("role", None), fields.pop("content", ""), **fields, now=now)
         except ValidationError as exc:
             raise ValidationError(f"{where}.{exc.field}", exc.problem, exc.allowed) from None
 

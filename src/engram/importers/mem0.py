@@ -103,7 +103,7 @@ def check_user_id(value: str, field: str = "user_id") -> None:
     lg:, Google ADK's adk:, Agno's agno:, the strands: and crewai: the docs suggest): such a user id
     could name one of them, and add to or change its memories."""
     if ":" in value:
-        raise ValidationError(field, f"{value!r} holds ':', kept for the engram agents doors name with a prefix "
+        raise ValidationError(field, f"{jsondoc.shown(value)} holds ':', kept for the engram agents doors name with a prefix "
                               f"(agent_id's agent:, run_id's run:, LangGraph's {DEFAULT_AGENT_PREFIX}, Google ADK's "
                               "adk:, Agno's agno:, an application's)", "a user id without ':'")
 

@@ -48,6 +48,7 @@ import numpy as np
 
 from engram.errors import EngramError, NotFoundError, StorageError, ValidationError
 from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult
+from engram.where import equal
 
 # A boosted importance is rounded to this many decimals: binary fractions summed recall after
 # recall drift (0.7 + 0.1 = 0.7999999999999999), which every door then prints.
@@ -460,13 +461,12 @@ def import_links(memories: Sequence[Memory], agent_of: Mapping[str, str]) -> lis
     return pairs
 
 
-_ABSENT = object()
-
-
 def merged_metadata(memory: Memory, values: Mapping[str, Any], expect: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """``merge_metadata``'s new metadata for ``memory`` as read in the write: its metadata with
-    ``values`` set, or None when ``expect`` does not hold (a key absent, or holding another value)."""
-    if expect and any(memory.metadata.get(k, _ABSENT) != v for k, v in expect.items()):
+    ``values`` set, or None when ``expect`` does not hold (a key absent, or holding another value).
+    Values are compared as JSON values (``where.equal``, as a metadata filter compares them), not
+    by Python's ``==``, for which ``True == 1``: a stored ``1`` held ``expect={"done": True}``."""
+    if expect and any(k not in memory.metadata or not equal(memory.metadata[k], v) for k, v in expect.items()):
         return None
     return {**memory.metadata, **values}
 

@@ -30,6 +30,17 @@ class FilterDialect:
     has_tags: Callable[[str, Sequence[str], list[Any]], list[str]]
     # The metadata condition on ``{alias}.metadata``: its SQL; appends its parameters.
     where: Callable[[Condition, str, list[Any]], str]
+    # ``({alias}.agent, {alias}.session)`` is one of these pairs, for a filter of more than
+    # ``MANY_SCOPES`` scopes: its SQL; appends its parameters. None: every scope its own OR term.
+    scope_among: Callable[[str, list[tuple[str, str]], list[Any]], str] | None = None
+
+
+# Past this many scopes (an operator's read of every agent's: the mem0 facade's lookup by mem0 id
+# names each owner), a dialect with ``scope_among`` writes the scopes as one list: SQLite plans an OR
+# of a hundred scopes again at every run (its STAT4 statistics make a bound value re-plan the
+# statement), about 6 ms of planning for a lookup that reads one row. A view's own scopes (its
+# session, its agent, global) stay OR terms, as every plan was measured with.
+MANY_SCOPES = 8
 
 
 def filter_clause(filt: MemoryFilter, alias: str, dialect: FilterDialect) -> tuple[str, list[Any]]:
@@ -37,11 +48,14 @@ def filter_clause(filt: MemoryFilter, alias: str, dialect: FilterDialect) -> tup
     mark = dialect.mark
     clauses: list[str] = []
     params: list[Any] = []
-    scope_parts = []
-    for scope in filt.scopes:
-        scope_parts.append(f"({alias}.agent = {mark} AND {alias}.session = {mark})")
-        params.extend(scope_columns(scope))
-    clauses.append("(" + " OR ".join(scope_parts) + ")" if scope_parts else dialect.false)
+    if dialect.scope_among is not None and len(filt.scopes) > MANY_SCOPES:
+        clauses.append(dialect.scope_among(alias, [scope_columns(scope) for scope in filt.scopes], params))
+    else:
+        scope_parts = []
+        for scope in filt.scopes:
+            scope_parts.append(f"({alias}.agent = {mark} AND {alias}.session = {mark})")
+            params.extend(scope_columns(scope))
+        clauses.append("(" + " OR ".join(scope_parts) + ")" if scope_parts else dialect.false)
     for column, values in (("category", filt.categories), ("type", filt.types), ("layer", filt.layers)):
         if values:
             clauses.append(dialect.one_of(f"{alias}.{column}", [str(v) for v in values], params))

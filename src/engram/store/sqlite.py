@@ -107,7 +107,15 @@ def _has_tags(alias: str, tags: Sequence[str], params: list[Any]) -> list[str]:
     return [f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)"] * len(tags)
 
 
-_DIALECT = FilterDialect(mark="?", false="0", one_of=_one_of, has_tags=_has_tags, where=sqlite_where)
+def _scope_among(alias: str, scopes: list[tuple[str, str]], params: list[Any]) -> str:
+    # One parameter however many scopes (filter_sql.MANY_SCOPES says why).
+    params.append(json.dumps(scopes))
+    return (f"({alias}.agent, {alias}.session) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]')"
+            " FROM json_each(?))")
+
+
+_DIALECT = FilterDialect(mark="?", false="0", one_of=_one_of, has_tags=_has_tags, where=sqlite_where,
+                         scope_among=_scope_among)
 
 
 def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:

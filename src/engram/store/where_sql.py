@@ -7,6 +7,12 @@ Types are checked before a value is read as one (``CASE``: PostgreSQL does not p
 in which ``AND`` evaluates, and ``'abc'::float8`` would fail the query). Numbers compare as
 doubles and strings by code point (UTF-8 bytes: SQLite's BINARY, PostgreSQL's "C" collation), as
 the reference does.
+
+An equality with a string (``eq``, ``in``) tests the value read down a path written into the SQL
+as literals (``sqlite_value_at``, ``postgres_text_at``), not passed as a parameter, and as a term of its
+own: an expression index on that path (``memories_mem0_id``, schema steps 0015 and 0020, for the
+mem0 facade's lookup by mem0 id) is then one the planner can match and seek through, where a path
+bound as a parameter is a different expression to it and every row's JSON is read.
 """
 
 from __future__ import annotations
@@ -29,11 +35,35 @@ def _logic(op: str, parts: list[str]) -> str:
     return joined if op == "or" else f"(NOT {joined})"
 
 
+def sqlite_path(keys: tuple[str, ...] | list[str]) -> str:
+    """The JSON path of ``keys``, each quoted as ``json.dumps`` quotes it (so no raw control character)."""
+    return "$" + "".join("." + json.dumps(key) for key in keys)
+
+
+def sqlite_value_at(doc: str, keys: tuple[str, ...] | list[str]) -> str:
+    """The value of ``doc`` (JSON text) at ``keys``, read with the path as a SQL literal, as an
+    expression index on it is written (``json_extract``: NULL where a key is missing)."""
+    return f"json_extract({doc}, '{sqlite_path(keys).replace(chr(39), chr(39) * 2)}')"
+
+
+def postgres_text_at(doc: str, keys: tuple[str, ...] | list[str]) -> str:
+    """The text of ``doc`` (JSONB) at ``keys`` (``->`` object by object, ``->>`` the last: NULL where
+    one is missing or is no object, as the reference reads a path), each key a literal, as an
+    expression index on it is written. An escape string (``E'...'``) reads the same whatever
+    ``standard_conforming_strings`` says; ``%`` is doubled, the statement being formatted with
+    ``%s`` parameters."""
+    def literal(key: str) -> str:
+        return "E'" + key.replace("\\", "\\\\").replace("'", "''").replace("%", "%%") + "'"
+
+    steps = [f" -> {literal(key)}" for key in keys[:-1]] + [f" ->> {literal(keys[-1])}"]
+    return f"({doc}{''.join(steps)})"
+
+
 def sqlite_where(cond: Condition, alias: str, params: list[Any]) -> str:
     """SQLite SQL for ``cond`` on ``{alias}.metadata`` (JSON text); appends its parameters."""
     if not isinstance(cond, Compare):
         return _logic(cond.op, [sqlite_where(part, alias, params) for part in cond.parts])
-    doc, path = f"{alias}.metadata", "$" + "".join("." + json.dumps(key) for key in cond.keys)
+    doc, path = f"{alias}.metadata", sqlite_path(cond.keys)
     kind, value = f"json_type({doc}, ?)", f"json_extract({doc}, ?)"
     if cond.op == "exists":
         params.append(path)
@@ -43,8 +73,9 @@ def sqlite_where(cond: Condition, alias: str, params: list[Any]) -> str:
         tests = []
         for v in values:
             if isinstance(v, str):
-                tests.append(f"COALESCE({kind} = 'text' AND {value} = ?, 0)")
-                params.extend([path, path, v])
+                # Never NULL: a missing value makes the type test 0, and NULL AND 0 is 0.
+                tests.append(f"({sqlite_value_at(doc, cond.keys)} = ? AND COALESCE({kind} = 'text', 0))")
+                params.extend([v, path])
             else:
                 tests.append(f"COALESCE({kind} <> 'text' AND {SQLITE_METADATA_TEXT}({doc}, ?) = ?, 0)")
                 params.extend([path, json.dumps(cond.keys), json_text(v)])
@@ -80,8 +111,9 @@ def postgres_where(cond: Condition, alias: str, params: list[Any]) -> str:
         tests = []
         for v in values:
             if isinstance(v, str):
-                tests.append(f"COALESCE({kind} = 'string' AND {text} = %s, FALSE)")
-                params.extend([keys, keys, v])
+                # Never NULL: a missing value makes the type test FALSE, and NULL AND FALSE is FALSE.
+                tests.append(f"({postgres_text_at(doc, keys)} = %s AND COALESCE({kind} = 'string', FALSE))")
+                params.extend([v, keys])
             else:  # by the JSON text of both sides as JSONB prints it (the reference's canonical text)
                 tests.append(f"COALESCE({kind} <> 'string' AND {node}::text = (%s::jsonb)::text, FALSE)")
                 params.extend([keys, keys, json_text(v)])

@@ -459,6 +459,9 @@ class MemoryStoreContract(TemporalContract):
             "c": {"mem0": "m-1", "mem0.id": "m-1"},
             "d": {"mem0": {"id": None}},
             "e": {"mem0": ["m-1"]},
+            # Keys a SQL literal must quote: an equality with a string writes its path into the SQL
+            # (so an expression index can answer it: store.where_sql), never as a parameter.
+            "f": {"it's 100%\\": {'"q"': "m-1", "%s": "m-1"}},
         }
         for key, metadata in rows.items():
             mem.remember(f"memory {key}", key=key, metadata=metadata)
@@ -475,8 +478,30 @@ class MemoryStoreContract(TemporalContract):
         assert keys(Compare("mem0", "gt", 5, within=("n",))) == ["b"]
         assert keys(Compare("mem0", "contains", "x", within=("tags",))) == ["a"]
         assert keys(Compare("mem0", "eq", "m-1", within=("deep", "id"))) == ["b"]
-        assert keys(Logic("not", (Compare("mem0", "eq", "m-1", within=("id",)),))) == ["b", "c", "d", "e"]
+        assert keys(Logic("not", (Compare("mem0", "eq", "m-1", within=("id",)),))) == ["b", "c", "d", "e", "f"]
         assert keys(Compare("mem0.id", "eq", "m-1")) == ["c"]  # a key with a dot is one key
+        assert keys(Compare("it's 100%\\", "eq", "m-1", within=('"q"',))) == ["f"]
+        assert keys(Compare("it's 100%\\", "in", ("m-1", "m-2"), within=("%s",))) == ["f"]
+        assert keys(Compare("mem0", "eq", "m-1", within=("0",))) == []  # a list has no keys, "0" neither
+
+    def test_a_filter_of_many_scopes_reads_those_scopes_alone(self, mem: Engram) -> None:
+        # Past filter_sql.MANY_SCOPES a SQL store writes the scopes as one list (an operator's read
+        # of every agent's, as the mem0 facade's lookup by mem0 id): the same answer as the reference.
+        stored = {}
+        for n in range(14):
+            view = mem.for_agent(f"a{n}")
+            stored[Scope(f"a{n}")] = view.remember(f"agent {n} note", key="note", metadata={"n": n}).memory.id
+            stored[Scope(f"a{n}", "s")] = view.for_session("s").remember(f"agent {n} session note", key="note",
+                                                                         scope="session").memory.id
+        stored[Scope()] = mem.remember("a global note", key="note", scope="global").memory.id
+        for scopes in ([Scope(f"a{n}") for n in range(12)] + [Scope("a3", "s"), Scope()],
+                       [Scope(f"a{n}", "s") for n in range(0, 14, 2)] + [Scope("a1"), Scope("nobody"), Scope("a5", "t")]):
+            filt = MemoryFilter(scopes=tuple(scopes))
+            listed = mem.store.list(filt, limit=100)
+            assert sorted(m.id for m in listed) == sorted(stored[s] for s in scopes if s in stored)
+            assert mem.store.count(filt) == len(listed)
+            narrowed = MemoryFilter(scopes=tuple(scopes), where=Compare("n", "eq", 3))
+            assert [m.id for m in mem.store.list(narrowed)] == [stored[Scope("a3")]] * (Scope("a3") in scopes)
 
     def test_metadata_is_where_equality_by_text_form(self, mem: Engram) -> None:
         # Filters(metadata=...) is where's equality on text forms (engram.where): a value typed at
@@ -777,7 +802,18 @@ class MemoryStoreContract(TemporalContract):
         with pytest.raises(ValidationError) as refused:
             mem.annotate(made, {"a": 3}, expect=["a"])  # type: ignore[arg-type]
         assert refused.value.field == "expect"
-        assert mem.get(made.id).metadata == {"a": 2, "b": "y", "c": [1, {"d": None}]}
+        # An id is no Memory: refused naming it, where it was "not stored" (None) without a word.
+        with pytest.raises(ValidationError) as refused:
+            mem.annotate(made.id, {"a": 3})  # type: ignore[arg-type]
+        assert refused.value.field == "memory"
+        # ``expect`` holds for the same JSON value only: true is not 1 (Python's ``True == 1`` let a
+        # stored 1 hold ``{"f": true}``), nor 1 true, nor "1" the number 1, in a list too.
+        assert mem.annotate(made, {"f": 1, "g": True}) is not None
+        for wrong in ({"f": True}, {"g": 1}, {"f": "1"}, {"c": [True, {"d": None}]}, {"g": 1.0}):
+            assert mem.annotate(made, {"a": 3}, expect=wrong) is None, wrong
+        assert mem.get(made.id).metadata["a"] == 2
+        assert mem.annotate(made, {"f": None, "g": None}, expect={"f": 1, "g": True, "c": [1, {"d": None}]}) is not None
+        assert mem.get(made.id).metadata == {"a": 2, "b": "y", "c": [1, {"d": None}], "f": None, "g": None}
         reopened = make_store()  # what is kept (the file, the database) holds it too; a store in memory opens empty
         try:
             kept = reopened.get_many([made.id])
@@ -921,6 +957,24 @@ class MemoryStoreContract(TemporalContract):
         assert mem.count() == len(self.RARE_CHARACTERS)
 
     # --- links ---------------------------------------------------------------------------
+    def test_a_superseded_neighbour_is_listed_marked_and_can_be_unlinked(self, mem: Engram) -> None:
+        # A link to a memory superseded since is still a link: its ``links`` and ``link_keys`` name
+        # it, so ``neighbours`` lists it too (its superseded_by set), to see and to unlink; recall
+        # still leaves it out, through link expansion too.
+        cats = mem.remember("Alice keeps two cats", key="cats").memory
+        porto = mem.remember("Alice lives in Porto with her cats", key="porto").memory
+        lisbon = mem.remember("Alice lives in Lisbon", key="lisbon").memory
+        assert mem.link(cats, porto) is True
+        mem.supersede(porto, lisbon)
+        assert mem.get("cats").links == (porto.id,) and mem.link_keys([mem.get("cats")]) == [["porto"]]
+        listed = mem.neighbours("cats")
+        assert [(m.id, m.superseded_by) for m in listed] == [(porto.id, lisbon.id)]
+        assert mem.neighbours("cats", include_superseded=False) == []
+        assert [m.id for m in mem.neighbours("porto")] == [cats.id]
+        assert porto.id not in {m.id for m in mem.recall("cats", depth=1, touch=False).memories}
+        assert mem.unlink("cats", listed[0]) is True
+        assert mem.neighbours("cats") == [] and mem.get("porto").links == ()
+
     def test_links_are_bidirectional_and_cleaned_on_forget(self, mem: Engram) -> None:
         mem.remember("A", key="a")
         mem.remember("B", key="b")

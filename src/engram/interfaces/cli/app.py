@@ -7,13 +7,12 @@ Exit codes (docs/cli.md): 0 ok, 1 storage/provider failure, 2 bad input, 3 not f
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import typer
 
 from engram.about import DISTRIBUTION, current_version
 from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
-from engram.interfaces.cli import chat, configuration, files, history, lifecycle, memory, migrate, render, server
+from engram.interfaces.cli import chat, configuration, files, history, lifecycle, memory, migrate, parsing, render, server
 from engram.interfaces.cli.option_names import OptionNamingGroup
 from engram.interfaces.cli.state import CliState
 
@@ -36,10 +35,9 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _global_options(
     ctx: typer.Context,
-    # Read as text: typer made ``--home ''`` the Path of ``.``, and the run wrote memory.db in the
-    # current folder; the raw string is what tells an empty one from ``--home .``.
+    # Paths read as text (``parsing.path_option``): the raw string tells an empty one from ``.``.
     home: str | None = typer.Option(None, "--home", help="Data folder (default $ENGRAM_HOME, else ~/.engram)."),
-    config: Path | None = typer.Option(None, "--config", help="Config file, as ENGRAM_CONFIG (default: config.toml, "
+    config: str | None = typer.Option(None, "--config", help="Config file, as ENGRAM_CONFIG (default: config.toml, "
                                        ".yaml, .yml or .json in the data folder); engram's keys or another system's."),
     agent: str | None = typer.Option(None, "--agent", "-a", help="Agent whose memory to use (default: default)."),
     session: str | None = typer.Option(None, "--session", "-s", help="Session of the agent (sees session + agent + global)."),
@@ -49,10 +47,9 @@ def _global_options(
     _version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
                                   help="Print the version and exit."),
 ) -> None:
-    if home is not None and not home.strip():
-        raise ValidationError("--home", "must not be empty",
-                              "a folder path; leave --home out for $ENGRAM_HOME, else ~/.engram")
-    ctx.obj = CliState(home=None if home is None else Path(home), config=config, agent=agent, session=session,
+    home_path = parsing.path_option(home, "--home", "a folder path; leave --home out for $ENGRAM_HOME, else ~/.engram")
+    config_path = parsing.path_option(config, "--config", parsing.CONFIG_ALLOWED)
+    ctx.obj = CliState(home=home_path, config=config_path, agent=agent, session=session,
                        backend=backend, as_json=as_json)
     ctx.call_on_close(ctx.obj.close)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from engram import jsondoc
-from engram.interfaces.cli import render
+from engram.interfaces.cli import parsing, render
 from engram.interfaces.cli.option_names import OptionNamingGroup
 from engram.interfaces.cli.state import state
 from engram.interfaces.mcp import install as clients
@@ -21,12 +21,13 @@ mcp_app = typer.Typer(help="The MCP server on stdin/stdout (what a desktop agent
 @mcp_app.callback()
 def mcp(
     ctx: typer.Context,
-    config: Path | None = typer.Option(None, "--config", help="The config file, as the global --config "
+    config: str | None = typer.Option(None, "--config", help="The config file, as the global --config "
                                        "(for launch entries that pass it after the command, as ClawCode's does)."),
 ) -> None:
     """Run the MCP server on stdin/stdout for --agent/--session (what a desktop agent launches)."""
-    if config is not None:
-        state(ctx).config = config
+    config_path = parsing.path_option(config, "--config", parsing.CONFIG_ALLOWED)
+    if config_path is not None:
+        state(ctx).config = config_path
     if ctx.invoked_subcommand is not None:
         return
     from engram.interfaces.cli.server import _need_server_extra
@@ -72,7 +73,7 @@ def install(
     ctx: typer.Context,
     client: str = typer.Option(..., "--client", "-c", help=f"One of: {', '.join(clients.CLIENTS)}."),
     print_only: bool = typer.Option(False, "--print", help="Print the entry instead of writing the file."),
-    config: Path | None = typer.Option(None, "--config", help="The client's config file (default: its usual place)."),
+    config: str | None = typer.Option(None, "--config", help="The client's config file (default: its usual place)."),
     project: bool = typer.Option(False, "--project", help="The project's file in this folder (.mcp.json, "
                                  ".cursor/mcp.json, .vscode/mcp.json) instead of the user-wide one."),
     name: str = typer.Option("engram", "--name", help="The server's name in the client's config."),
@@ -84,6 +85,8 @@ def install(
     """Add engram to an MCP client's configuration (other servers and settings are kept)."""
     from engram.errors import ValidationError
 
+    client_config = parsing.path_option(config, "--config",
+                                        "the MCP client's config file; leave --config out for its usual place")
     if launcher not in ("command", "uvx"):
         raise ValidationError("launcher", f"unknown launcher {jsondoc.shown(launcher)}", ["command", "uvx"])
     if tools is not None and tools not in ("clawcode", "ptrclaw", "both"):
@@ -95,7 +98,7 @@ def install(
     if print_only:
         sys.stdout.write(clients.snippet(client, name, server) + "\n")
         return
-    path = config or clients.config_path(client, project=Path.cwd() if project else None)
+    path = client_config or clients.config_path(client, project=Path.cwd() if project else None)
     done = clients.install(client, path, name, server)
     if st.as_json:
         render.emit_json({"client": done.client, "path": str(done.path), "name": done.name, "action": done.action,

@@ -266,7 +266,7 @@ def get(
         render.emit_json({**memory.to_dict(), **present.versions_dict(engram.versions(memory))})
         return
     neighbours = engram.neighbours(memory, limit=100)
-    render.memory_detail(memory, [m.key for m in neighbours])
+    render.memory_detail(memory, [m.key + (" (superseded)" if m.superseded_by is not None else "") for m in neighbours])
 
 
 def versions(
@@ -447,7 +447,7 @@ def neighbours(
     ctx: typer.Context,
     ref: str | None = typer.Argument(None, help="Id or key (or give --key)."),
     key: str | None = ByKeyOpt,
-    limit: int = typer.Option(20, "--limit", "-n", help="How many linked memories to show."),
+    limit: int = typer.Option(20, "--limit", "-n", help="How many linked memories to show (1 to 1000)."),
 ) -> None:
     """Memories linked to a memory (by id or key, or by --key)."""
     st = state(ctx)
@@ -457,7 +457,7 @@ def neighbours(
         render.emit_json(found)
     elif found:
         render.memories_table(found, title=f"linked to {_said(ref, key)}")
-    else:  # as in the table, a link to another agent's memory or a superseded one is not counted
+    else:  # as in the table, a link to another agent's memory is not counted (a superseded one is, marked)
         render.note_line(f"nothing linked: no memory this agent sees is linked to {_said(ref, key)}")
 
 
@@ -651,7 +651,10 @@ def import_(
     if summary.summaries_imported or summary.summaries_skipped:
         render.console.print(f"history summaries: {summary.summaries_imported} set, "
                              f"{summary.summaries_skipped} kept as they were")
-    if summary.operator_notes != "none":
+    if summary.operator_notes == "skipped" and into_agent:
+        render.console.print("operator notes (MEMORY.md): skipped: every agent's prompt holds them, and --into-agent"
+                             " writes into this agent alone (import without it to add them)", markup=False)
+    elif summary.operator_notes != "none":
         render.console.print(f"operator notes (MEMORY.md): {summary.operator_notes}")
     for warning in summary.warnings:
         render.errors.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)

@@ -55,6 +55,23 @@ _SHOWN_JSON_CHARS = 60
 _SHOWN_PATH_CHARS = 200
 
 
+# What the global ``--config`` (and ``engram mcp --config``) takes instead of an empty one.
+CONFIG_ALLOWED = ("a config file path; leave --config out for $ENGRAM_CONFIG, else config.toml (.yaml, .yml, .json)"
+                  " in the data folder")
+
+
+def path_option(text: str | None, option: str, allowed: str) -> Path | None:
+    """A path option's text as a ``Path`` (None when left out). Read as text because typer made an
+    empty one the Path of ``.``: ``--home ''`` kept memory.db in the current folder, ``--config ''``
+    ended as "config file . does not exist". Empty or blank is a usage error naming ``option``;
+    ``allowed`` says what to give instead."""
+    if text is None:
+        return None
+    if not text.strip():
+        raise ValidationError(option, "must not be empty", allowed)
+    return Path(text)
+
+
 def unreadable_path(field: str, given: str, exc: OSError | None, holding: str, what: str = "file", *,
                     stdin: bool = True) -> ValidationError:
     """The error for a path argument ``field`` (which also takes ``-`` for standard input) naming

@@ -178,7 +178,10 @@ def memories_table(memories: Sequence[Memory], title: str | None = None) -> None
     for column in ("key", "content", "category", "type", "tags", "importance", "created"):
         table.add_column(column, overflow="fold")
     for m in memories:
-        table.add_row(cell(m.key), cell(m.content), m.category.value, m.type, cell(", ".join(m.tags)),
+        content = cell(m.content)
+        if m.superseded_by is not None:  # (a neighbour, or a list with superseded ones): out of recall, said so
+            content.append("\nsuperseded", style="dim")
+        table.add_row(cell(m.key), content, m.category.value, m.type, cell(", ".join(m.tags)),
                       f"{m.importance:.2f}", when(m.created_at))
     _console("console").print(table)
 

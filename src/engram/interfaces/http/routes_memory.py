@@ -56,7 +56,9 @@ Where = Annotated[str | None, Query(max_length=8000, description=(
 Reason = Annotated[str | None, Query(description="Why, kept in the audit trail.",
                                      json_schema_extra={"maxLength": MAX_REASON_CHARS})]
 Erase = Annotated[bool, Query(description="Also erase it: its audit rows keep only its id, times and scope.")]
-LinkLimit = Annotated[int, Query(ge=1, le=200)]
+# The engine's bound for a memory's links and those it supersedes (``Engram.neighbours``/``supersedes``
+# check it), so every door takes the same limits.
+LinkLimit = Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)]
 # Routes that name a memory (by id or key, or a link's other end) answer 404 when none has it.
 NAMED = problems.responses(404)
 
@@ -271,4 +273,7 @@ def add_link(eng: Eng, ref: str, body: LinkIn) -> dict[str, Any]:
 
 @router.delete("/{ref:ref}/links/{other:ref}", summary="Remove the link between two memories", responses=NAMED)
 def remove_link(eng: Eng, ref: str, other: str) -> dict[str, Any]:
-    return {"unlinked": eng.unlink(ref, other)}
+    # Each end resolved here, as add_link does, so an error names the path's ``ref`` and ``other``
+    # (``eng.unlink(ref, other)`` named them by the engine's arguments, ``a`` and ``b``).
+    memory = eng.get(ref)
+    return {"unlinked": eng.unlink(memory, eng.named(other, None, field="unlink", names=("other", "other_key")))}

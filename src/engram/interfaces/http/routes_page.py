@@ -50,7 +50,8 @@ def graph(
         result = eng.recall(q, limit=min(limit, 50), depth=depth, touch=False)
     found = {h.memory.id: h.memory for h in result.hits}
     for hit in list(result.hits)[:20]:  # one more ring of neighbours around the best hits
-        for neighbour in eng.neighbours(hit.memory, limit=20):  # (the hit as found: not read again)
+        # Superseded ones left out, as from the whole graph (eng.list) and from recall.
+        for neighbour in eng.neighbours(hit.memory, limit=20, include_superseded=False):  # (the hit as found: not read again)
             found.setdefault(neighbour.id, neighbour)
             if len(found) >= limit:
                 break

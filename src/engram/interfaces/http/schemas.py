@@ -2,7 +2,7 @@
 
 Every body is a ``Body``: an unknown field is refused, and so is a value of the wrong JSON type,
 never converted (pydantic's default would read ``"dry_run": "yes"`` as true, ``"5"`` as 5 and
-``true`` as 1.0), as the library (``model.py``) and MCP refuse them; the problem names the field
+``true`` as 1.0), as the library (``engram.model``) and MCP refuse them; the problem names the field
 and the type allowed (``dry_run: Input should be a valid boolean``)."""
 
 from __future__ import annotations

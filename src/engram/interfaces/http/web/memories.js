@@ -87,7 +87,9 @@ export async function show(id) {
     $("#d-links").replaceChildren(...data.neighbours.map((n) => {
       const li = el("li"); const unlink = el("button", "unlink", "unlink"); unlink.type = "button"; unlink.dataset.id = n.id;
       unlink.addEventListener("click", () => removeLink(n, unlink));
-      li.append(opener(n), el("span", " " + n.content.slice(0, 80), "muted"), unlink); return li;
+      // A superseded neighbour is still linked (listed, to unlink), but out of the list and recall: said so.
+      const mark = n.superseded_by ? [el("span", " superseded", "superseded")] : [];
+      li.append(opener(n), ...mark, el("span", " " + n.content.slice(0, 80), "muted"), unlink); return li;
     }));
     if (!data.neighbours.length) $("#d-links").replaceChildren(el("li", "no links", "muted"));
     // Supersession both ways: the memory names its successor (superseded_by), the API lists those it
