@@ -1,15 +1,19 @@
 """What erasing one memory costs, against forgetting one, on a store of many.
 
-    python bench/erase_cost.py [--memories 20000] [--rounds 5] [--dims 384] [--dir DIR] [--json]
+    python bench/erase_cost.py [--memories 20000] [--smaller 4000] [--rounds 5] [--dims 384] [--dir DIR] [--json]
 
 ``forget(erase=True)`` forgets, rewrites the memory's audit rows, drops its vectors from the
 embedding cache and scrubs the SQLite file so its raw bytes hold none of the erased text
 (``FileCare.scrub``, ``EmbeddingCache.drop``). A plain ``forget`` of one memory is the baseline,
 measured in the same run and taking turns with the erases (so a noisy spell on the shared machine
-hits both alike). The store is built once per run with ``remember_many`` (no embedding model: full
-text only, so it is quick); one memory in ten is updated once, as stores are. The embedding cache
-is measured apart: an ``EmbeddingCache`` file of ``--memories`` vectors of ``--dims`` floats, one
-text's vector dropped (``drop``), against a plain delete of one row in the same file.
+hits both alike). The first erase of a file vacuums it once (``FileCare.scrub``: its free space may
+hold bytes written before engram zeroed what it frees) and is reported apart; the later ones are
+the rounds. The same is measured on a store of ``--smaller`` memories, and the two erase times are
+printed as a ratio: an erase whose cost grows with the file shows about the ratio of the sizes.
+Each store is built with ``remember_many`` (no embedding model: full text only, so it is quick);
+one memory in ten is updated once, as stores are. The embedding cache is measured apart: an
+``EmbeddingCache`` file of ``--memories`` vectors of ``--dims`` floats, one text's vector dropped
+(``drop``), against a plain delete of one row in the same file.
 
 Prints median wall times and each as a ratio to its baseline, the files' sizes, and the load
 average (the machine is shared: compare ratios, not seconds); ``--json``: the same as one JSON
@@ -61,12 +65,13 @@ def store_figures(home: Path, size: int, rounds: int) -> dict[str, float]:
     engram = build(home, size)
     try:
         db = Path(engram.store.db.path)
+        first = timed(lambda: engram.forget("m5", erase=True))  # vacuums the file once, then marks it
         forget, erase = [], []
         for r in range(rounds):
             # Both of memories updated once (each has a version), taking turns.
             forget.append(timed(lambda r=r: engram.forget(f"m{20 * r}")))
             erase.append(timed(lambda r=r: engram.forget(f"m{20 * r + 10}", erase=True)))
-        return {"forget_s": statistics.median(forget), "erase_s": statistics.median(erase),
+        return {"forget_s": statistics.median(forget), "erase_s": statistics.median(erase), "first_erase_s": first,
                 "db_bytes": db.stat().st_size}
     finally:
         engram.close()
@@ -81,6 +86,7 @@ def cache_figures(folder: Path, size: int, dims: int, rounds: int) -> dict[str, 
         cache.put_many(f"bench:model:{dims}", chunk, rng.random((len(chunk), dims), dtype=np.float32))
     delete, drop = [], []
     try:
+        cache.drop([texts[-1]])  # the first drop vacuums the file once, then marks it (as the first erase)
         for r in range(rounds):
             def plain(r: int = r) -> None:  # the baseline: the same row delete, no scrub
                 from engram.embed.cache import text_key
@@ -99,6 +105,7 @@ def cache_figures(folder: Path, size: int, dims: int, rounds: int) -> dict[str, 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--memories", type=int, default=20_000)
+    parser.add_argument("--smaller", type=int, default=None, help="the other store's size (a fifth by default)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--dims", type=int, default=384)
     parser.add_argument("--dir", type=Path, default=None, help="where to build (a temporary folder by default)")
@@ -106,18 +113,28 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         started = time.perf_counter()
+        # At least the keys the rounds erase (m0 .. m(20 * rounds)).
+        smaller_size = args.smaller if args.smaller is not None else max(args.memories // 5, 20 * args.rounds + 20)
         store = store_figures(Path(tmp) / "store", args.memories, args.rounds)
+        smaller = store_figures(Path(tmp) / "smaller", smaller_size, args.rounds)
         cache = cache_figures(Path(tmp), args.memories, args.dims, args.rounds)
         built = time.perf_counter() - started
     if args.json:
         print(json.dumps({"memories": args.memories, "rounds": args.rounds, "run_s": built,
                           "load_average": os.getloadavg()[0], "store": store, "cache": cache,
+                          "smaller": {"memories": smaller_size, **smaller},
+                          "erase_growth": store["erase_s"] / smaller["erase_s"],
                           "erase_vs_forget": store["erase_s"] / store["forget_s"],
                           "drop_vs_delete": cache["drop_s"] / cache["delete_s"]}))
         return
     print(f"{args.memories:,} memories, {args.rounds} rounds, run in {built:.0f}s, load average {os.getloadavg()[0]:.2f}")
     print(f"store  {store['db_bytes'] / 1e6:8.1f} MB  forget one {store['forget_s'] * 1e3:8.1f} ms (baseline 1.0x)"
           f"  erase one {store['erase_s'] * 1e3:8.1f} ms  = {store['erase_s'] / store['forget_s']:6.1f}x")
+    print(f"first erase of each file (vacuums it once) {store['first_erase_s'] * 1e3:8.1f} ms")
+    print(f"erase one at {smaller_size:,} memories {smaller['erase_s'] * 1e3:8.1f} ms, at {args.memories:,}"
+          f" {store['erase_s'] * 1e3:8.1f} ms = {store['erase_s'] / smaller['erase_s']:5.2f}x"
+          f" for a store {args.memories / smaller_size:.1f}x larger ({smaller['db_bytes'] / 1e6:.1f} MB"
+          f" vs {store['db_bytes'] / 1e6:.1f} MB)")
     print(f"cache  {cache['cache_bytes'] / 1e6:8.1f} MB  delete one {cache['delete_s'] * 1e3:7.1f} ms (baseline 1.0x)"
           f"  drop one  {cache['drop_s'] * 1e3:8.1f} ms  = {cache['drop_s'] / cache['delete_s']:6.1f}x")
 

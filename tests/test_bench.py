@@ -197,6 +197,8 @@ def test_erase_cost_bench_times_an_erase_beside_a_forget() -> None:
     assert result["store"]["forget_s"] > 0 and result["store"]["erase_s"] > 0 and result["store"]["db_bytes"] > 0
     assert result["cache"]["delete_s"] > 0 and result["cache"]["drop_s"] > 0 and result["cache"]["cache_bytes"] > 0
     assert result["erase_vs_forget"] == result["store"]["erase_s"] / result["store"]["forget_s"]
+    assert result["smaller"]["memories"] == 100 and result["smaller"]["erase_s"] > 0 and result["store"]["first_erase_s"] > 0
+    assert result["erase_growth"] == result["store"]["erase_s"] / result["smaller"]["erase_s"]
 
 
 @pytest.mark.parametrize("script", ["recall_quality.py", "speed.py", "embed_runtime.py"])

@@ -474,6 +474,11 @@ def _erase_where(ids: Sequence[str], scopes: Collection[str], sessions_of: str |
         where = f"({where} OR {prefix})"
         params += [len(session), session]
     params.append(json.dumps(list(ids)) if mark == "?" else list(ids))
+    if mark == "?":
+        # Each part through its index ((memory_id, at); the partial audit_log_mentions, migration
+        # 0016): an OR of the two read the whole trail.
+        return (f"{where} AND seq IN (SELECT seq FROM audit_log WHERE memory_id {among} UNION"
+                f" SELECT seq FROM audit_log WHERE action IN ('linked', 'unlinked', 'recalled'))"), params
     return f"{where} AND (memory_id {among} OR action IN ('linked', 'unlinked', 'recalled'))", params
 
 

@@ -7,10 +7,12 @@ the erasing agent's scopes (its own, its sessions', global) that holds anything 
 is rewritten to keep only its action, time, origin, id and scopes (``audit.erased``); one
 ``erased`` row per memory records the erase, without content; the embedding cache drops the
 vectors of their texts (it keeps hashes, which confirm a guessed text); and a SQLite file is
-scrubbed (``FileCare.scrub``) so none of their bytes remain in it or its WAL. The ids stay: they
-are how an import (``importers.apply``: the ``forgotten`` rows) and an engram snapshot
-(``without_erased``: the ``erased`` rows) know not to bring the memory back. A recall row's query is
-the user's words, not the memory, and is kept.
+scrubbed (``FileCare.scrub``) so none of their bytes remain in it, its WAL or the vector index
+saved beside it: after the first erase on a file (a VACUUM, once), at a cost that grows with the
+full-text index, which each erase merges, not with the whole file. The ids stay: they are how an
+import (``importers.apply``: the ``forgotten`` rows) and an engram snapshot (``without_erased``:
+the ``erased`` rows) know not to bring the memory back. A recall row's query is the user's words,
+not the memory, and is kept.
 """
 
 from __future__ import annotations

@@ -175,8 +175,9 @@ def test_a_cache_file_of_the_earlier_layout_is_read_and_written_as_it_is(tmp_pat
 def test_drop_leaves_no_byte_of_the_dropped_rows_in_a_file_of_many(tmp_path):
     """An erase drops a text's hash and vector: in a file of thousands of rows, written in batches
     (page splits copied cells into other pages as it grew), none of their bytes is left in the file
-    or its WAL, and every other row is still served. Zeroing only what the drop deletes (``PRAGMA
-    secure_delete`` then) leaves the copies the splits made: the file is rebuilt."""
+    or its WAL, and every other row is still served. A first drop vacuums the file (one written
+    before the cache zeroed what writes free holds such copies); later drops:
+    ``test_a_later_drop_zeroes_what_it_deletes_without_rebuilding_the_file``."""
     path = tmp_path / "cache.db"
     cache = EmbeddingCache(path)
     texts = [f"text number {i}" for i in range(3000)]
@@ -213,3 +214,45 @@ def test_closing_the_engine_closes_its_embedding_cache_file(server, tmp_path):
     # Used again (a view still held somewhere), the cache opens the file again: served from it.
     assert len(engram.embedder.embed(["the cache keeps this vector"])) == 1 and len(server.requests) == 1
     engram.embedder.close()
+
+
+def test_a_later_drop_zeroes_what_it_deletes_without_rebuilding_the_file(tmp_path):
+    """The first drop vacuums the file once (rows written before it may have left bytes in free
+    space); after it every write zeroes what it frees, so a later drop only empties the WAL: no byte
+    of the dropped rows is left, and the pages it freed stay in the file (no VACUUM rebuilt it)."""
+    path = tmp_path / "cache.db"
+    cache = EmbeddingCache(path)
+    texts = [f"text number {i}" for i in range(3000)]
+    vectors = np.random.default_rng(5).random((len(texts), 64), dtype=np.float32)
+    cache.put_many("test:model:64", texts[:250], vectors[:250])
+    assert cache.drop(texts[:1]) == 1
+    for start in range(250, len(texts), 250):
+        cache.put_many("test:model:64", texts[start:start + 250], vectors[start:start + 250])
+    gone = texts[1000:2000] + texts[1::150]
+    assert cache.drop(gone) == len(set(gone))
+    raw = b"".join(f.read_bytes() for f in tmp_path.glob("cache.db*"))
+    left = [t for i, t in enumerate(texts) if t in gone and (text_key(t) in raw or vectors[i].tobytes() in raw)]
+    assert left == []
+    assert cache._db().execute("PRAGMA freelist_count").fetchone()[0] > 0, "no VACUUM rebuilt the file"
+    kept = cache.get_many("test:model:64", texts)
+    assert sorted(kept) == sorted(set(texts[1:]) - set(gone))
+    cache.close()
+
+
+def test_drop_finds_a_texts_rows_under_every_identity_through_an_index(tmp_path):
+    """``drop`` deletes by text hash whatever the identity, which the primary key (identity first)
+    cannot find: without an index of the hash it read the whole file, so an erase cost more the
+    more vectors were cached. Its DELETE, caught as SQLite runs it, is explained."""
+    cache = EmbeddingCache(tmp_path / "cache.db")
+    cache.put_many("a:model:4", ["alpha", "beta"], np.ones((2, 4), dtype=np.float32))
+    cache.put_many("b:model:4", ["alpha"], np.ones((1, 4), dtype=np.float32))
+    seen: list[str] = []
+    cache._db().set_trace_callback(seen.append)
+    assert cache.drop(["alpha"]) == 2
+    cache._db().set_trace_callback(None)
+    deletes = [sql for sql in seen if sql.lstrip().upper().startswith("DELETE")]
+    assert deletes, seen
+    plans = [" | ".join(row[-1] for row in cache._db().execute(f"EXPLAIN QUERY PLAN {sql}")) for sql in deletes]
+    assert all("embedding_cache_text" in plan for plan in plans), plans
+    assert sorted(cache.get_many("a:model:4", ["alpha", "beta"])) == ["beta"]
+    cache.close()

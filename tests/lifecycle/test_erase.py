@@ -233,8 +233,9 @@ def test_an_erase_in_a_store_of_many_leaves_no_byte_of_texts_written_long_before
     """Hundreds of memories around the erased one, which was updated after they were stored (its
     earlier texts were rewritten in pages it shares with kept memories, and page splits left copies
     of its cells in pages that hold none of its rows), its words in the full-text index's segments.
-    Zeroing only what the erase itself deletes (``PRAGMA secure_delete`` then) leaves those copies:
-    the whole file is rebuilt, and every kept memory is still there, found by its words."""
+    The first erase on a file vacuums it (a file engram wrote before it zeroed what writes free
+    holds such copies in its free space), and every kept memory is still there, found by its words.
+    Later erases: ``test_a_later_erase_zeroes_what_it_deletes_without_rebuilding_the_file``."""
     words = "deploy server cache budget invoice meeting garden recipe flight hotel doctor lesson".split()
     with _open(tmp_path) as engram:
         engram.remember_many([{"content": f"note {i}: " + " ".join(words[(i + j) % 12] for j in range(8 + i % 30)),
@@ -292,3 +293,68 @@ def test_an_erase_given_a_memory_record_works_from_what_the_store_holds(tmp_path
         alice.forget(replace(notice, key="plan", content="a decoy"), erase=True)
         assert [r.detail for r in bob.audit_of(office.id) if r.action == "linked"] == [{"with": ["plan"]}, {"with": []}]
         assert all(r.memory_key is None and r.detail is None for r in alice.audit_of(notice.id))
+
+
+def _use(monkeypatch: pytest.MonkeyPatch, module: Any) -> None:
+    """Open plain files with the DB-API ``module`` (a SQLite other than engram's driver's)."""
+    from engram.db import sqlite as sqlite_module
+
+    monkeypatch.setattr(sqlite_module, "driver", module)
+    monkeypatch.setattr(sqlite_module, "_DB_ERRORS", [*sqlite_module._DB_ERRORS, module.DatabaseError])
+
+
+@pytest.fixture(params=["pysqlite3", "sqlite3"])
+def sqlite_driver(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Plain files opened with ``pysqlite3`` (a recent SQLite, when installed) or the stdlib's
+    ``sqlite3`` (often an older one): an erase leaves no byte on either."""
+    if request.param == "pysqlite3":
+        _use(monkeypatch, pytest.importorskip("pysqlite3.dbapi2"))
+    else:
+        import sqlite3
+
+        _use(monkeypatch, sqlite3)
+    return request.param
+
+
+def _segments(engram: Engram) -> int:
+    """How many segments the full-text index has (a merge leaves one)."""
+    with engram.store.db.read() as conn:
+        return conn.execute("SELECT COUNT(DISTINCT segid) FROM memories_fts_idx").fetchone()[0]
+
+
+def test_a_later_erase_zeroes_what_it_deletes_without_rebuilding_the_file(tmp_path: Path, sqlite_driver: str) -> None:
+    """Once a file has been scrubbed (the first erase vacuums it and marks it), a later erase costs
+    no VACUUM: every write since zeroed what it freed (``PRAGMA secure_delete``), so the full-text
+    index merge (every erase merges it: FTS5 keeps a deleted document's terms until its segments
+    merge) and an emptied WAL leave no byte of the memory, its earlier texts (rewritten in pages
+    shared with kept memories, copied by page splits), its search context or its full-text terms in
+    any file of the folder. The file is not rebuilt: the pages freed by other forgets stay free,
+    and most pages are as they were."""
+    words = "deploy server cache budget invoice meeting garden recipe flight hotel doctor lesson".split()
+    with _open(tmp_path) as engram:
+        engram.remember_many([{"content": f"note {i}: " + " ".join(words[(i + j) % 12] for j in range(8 + i % 30)),
+                               "key": f"a{i}"} for i in range(300)])
+        engram.forget(engram.remember("a first thing to erase").memory.id, erase=True)
+        told = engram.remember(f"my bank password hint is {SECRET} blue", search_context=f"asked about {SECRET}").memory
+        engram.remember_many([{"content": f"later {i}: " + " ".join(words[(i * 7 + j) % 12] for j in range(8 + i % 30)),
+                               "key": f"b{i}"} for i in range(300)])
+        engram.update(told.id, content=f"my bank password hint is {SECRET} green and a good deal longer now")
+        engram.update(told.id, content=f"my {SECRET} short")
+        for i in range(200):  # frees pages, which a VACUUM would drop from the file (one by one: no backup)
+            engram.forget(f"b{i}")
+        assert engram.recall("password hint") and _raw_holds(tmp_path)
+        assert _segments(engram) > 1
+        with engram.store.db.read() as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        before = (tmp_path / "memory.db").read_bytes()
+        engram.forget(told.id, erase=True)
+        assert _raw_holds(tmp_path) == [], "the erase itself emptied the WAL"
+        assert _segments(engram) == 1, "the erase merged the full-text index"
+        after = (tmp_path / "memory.db").read_bytes()
+        changed = sum(before[at:at + 4096] != after[at:at + 4096] for at in range(0, max(len(before), len(after)), 4096))
+        # The merge rewrites the full-text index's pages (about a fifth here); a VACUUM, most of the file.
+        assert changed < len(before) // 4096 // 2, "no VACUUM rewrote the file: most of its pages are as they were"
+        with engram.store.db.read() as conn:
+            assert conn.execute("PRAGMA freelist_count").fetchone()[0] > 0, "no VACUUM rebuilt the file"
+        assert engram.store.db.integrity_check() == "ok"
+        assert engram.count() == 400 and len(engram.recall("invoice meeting", limit=5)) == 5

@@ -17,6 +17,8 @@ same way.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -37,6 +39,8 @@ class FileCare:
 
     db: Database
     backups: Backups
+    # Takes deleted rows' vectors out of the index files beside the database (``scrub``), or None.
+    scrub_sidecars: Callable[[], None] | None = None
 
     @property
     def encrypted(self) -> bool:
@@ -53,19 +57,38 @@ class FileCare:
         return vacuum(self.db)
 
     def scrub(self) -> None:
-        """After an erase, leave no trace of deleted or rewritten rows in the file: FTS5 keeps a
-        deleted document's terms in its older index segments until they merge (``optimize`` merges
-        them all now), SQLite keeps freed pages' bytes until they are reused (VACUUM rebuilds the
-        file without them), and the WAL keeps earlier page images until a checkpoint truncates it.
-        Not ``PRAGMA secure_delete``: it zeroes only what is freed while it is on, and earlier writes
-        (an update of the memory, a page split) left copies of its bytes elsewhere; nor FTS5's
-        ``secure-delete``, which leaves what earlier deletes wrote in the index and, once used, makes
-        it unreadable to SQLite before 3.42 (``bench/erase_cost.py``; docs/privacy.md)."""
+        """After an erase, leave no trace of deleted or rewritten rows in the file or its WAL.
+
+        Every engram connection zeroes what a write frees (``PRAGMA secure_delete``, set when it
+        opens), so the bytes left are in live pages and in the WAL: FTS5 keeps a deleted document's
+        terms in its older index segments and as delete markers until they merge (``optimize``
+        merges them; the old segments' pages it frees are zeroed), and the WAL keeps earlier page
+        images until a checkpoint truncates it. A file some write reached before engram zeroed what
+        it freed (one from an earlier version, never scrubbed) keeps old bytes in free pages and
+        free space inside pages: it is vacuumed once, then marked (``engram_meta`` ``zeroed_since``)
+        so later erases skip the VACUUM, whose cost grows with the file. Every erase merges the
+        full-text index, a cost that grows with that index, not with the file (docs/privacy.md;
+        ``bench/erase_cost.py``).
+
+        The vector index saved beside the file (``<database>.usearch``) drops the deleted rows'
+        vectors first (``scrub_sidecars``). Raises ``StorageError`` when the WAL cannot be emptied
+        (another process's long read) or the VACUUM fails."""
+        from engram.db.sqlite import truncate_wal
         from engram.lifecycle.backup import vacuum
 
+        if self.scrub_sidecars is not None:
+            self.scrub_sidecars()
         with self.db.write() as conn:
             conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
-        vacuum(self.db)
+            zeroed = conn.execute("SELECT 1 FROM engram_meta WHERE name = 'zeroed_since'").fetchone() is not None
+        if not zeroed:
+            vacuum(self.db)
+            # Only once the VACUUM is done: a failed one leaves the file to be vacuumed next time.
+            with self.db.write() as conn:
+                conn.execute("INSERT OR IGNORE INTO engram_meta (name, value) VALUES ('zeroed_since', ?)",
+                              (str(time.time()),))
+        with self.db.read() as conn:
+            truncate_wal(conn, self.db.path)
 
 
 @runtime_checkable

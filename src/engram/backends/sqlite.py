@@ -109,7 +109,7 @@ class SqliteBackend:
         self.history_name = history_name
         self._keeps_tokens = keeps_tokens
         self._owner = owner
-        self._care = None if backups is None else FileCare(self.db, backups)
+        self._care = None if backups is None else FileCare(self.db, backups, memory.scrub_vector_index)
         self._audit: AuditLog | None = None
 
     @classmethod

@@ -134,6 +134,16 @@ def use_wal(conn: Any, timeout_s: float) -> None:
         time.sleep(0.01)
 
 
+def truncate_wal(conn: Any, path: str) -> None:
+    """Checkpoint the WAL of ``conn`` into its file and truncate it to nothing, so no earlier page
+    image is left in it (an erase). Waits for readers as long as the busy timeout allows; raises
+    ``StorageError`` when a reader still held it back (the WAL then keeps frames)."""
+    busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+    if busy:
+        raise StorageError(f"{path}: another connection's read kept the WAL from being emptied; it still holds"
+                           f" earlier page images until a later checkpoint")
+
+
 def _load_vec(conn: Any) -> bool:
     try:
         import sqlite_vec  # type: ignore[import-not-found]
@@ -172,6 +182,10 @@ class Database:
             self.conn.execute("PRAGMA synchronous = NORMAL")
             self.conn.execute("PRAGMA temp_store = MEMORY")
             self.conn.execute("PRAGMA foreign_keys = ON")
+            # Zero what every write frees (deleted rows, the old copy of an updated row, cells moved
+            # by a page split, freed pages): an erase then needs no VACUUM of the whole file, only
+            # of a file written before this (``FileCare.scrub``). Costs a little I/O on each write.
+            self.conn.execute("PRAGMA secure_delete = ON")
         except db_errors() as exc:
             if "not a database" in str(exc) or "malformed" in str(exc):
                 raise IntegrityError(f"{self.path} is not a readable SQLite database: {exc}") from exc

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,6 +47,13 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
     vector    BLOB NOT NULL,
     created   REAL NOT NULL DEFAULT (unixepoch('subsec')),
     PRIMARY KEY (identity, text_hash)
+);
+-- ``drop`` deletes a text's rows under every identity: without this it read the whole file.
+CREATE INDEX IF NOT EXISTS embedding_cache_text ON embedding_cache (text_hash);
+-- One row, 'zeroed_since', once ``drop`` vacuumed the file: every write since zeroed what it freed.
+CREATE TABLE IF NOT EXISTS embedding_cache_meta (
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
 )
 """
 
@@ -83,7 +91,8 @@ class EmbeddingCache:
                 conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
                 use_wal(conn, self.busy_timeout_ms / 1000)
                 conn.execute("PRAGMA synchronous = NORMAL")
-                conn.execute(_SCHEMA)
+                conn.execute("PRAGMA secure_delete = ON")  # zero what a write frees: ``drop`` needs no VACUUM
+                conn.executescript(_SCHEMA)
             except (sqlite3.Error, OSError) as exc:
                 raise StorageError(f"embedding cache {self.path}: cannot open: {exc}") from exc
             self._conn = conn
@@ -176,10 +185,13 @@ class EmbeddingCache:
 
     def drop(self, texts: Sequence[str]) -> int:
         """Forget the vectors of ``texts`` under every identity (an erased memory's: its hash would
-        confirm a guessed text), and rebuild the file without them (VACUUM: a deleted row's bytes
-        stay in its page until then, and page splits left copies of it that ``PRAGMA secure_delete``
-        would not reach; the WAL is truncated after); how many rows went. Raises
-        ``StorageError`` when the file cannot be written."""
+        confirm a guessed text), leaving none of their bytes in the file or its WAL; how many rows
+        went. The connection zeroes what a delete frees (``PRAGMA secure_delete``), so the WAL is
+        only truncated; a file written before that (by an earlier version) is vacuumed once, then
+        marked, since its free space may still hold deleted rows. Raises ``StorageError`` when the
+        file cannot be written or a reader kept the WAL from being emptied."""
+        from engram.db.sqlite import truncate_wal
+
         hashes = sorted({text_key(text) for text in texts})
         with self._lock:
             for key in [k for k in self._lru if k[1] in set(hashes)]:
@@ -194,10 +206,14 @@ class EmbeddingCache:
                     chunk = hashes[start:start + 500]
                     gone += db.execute(f"DELETE FROM embedding_cache WHERE text_hash IN ({','.join('?' * len(chunk))})",
                                        chunk).rowcount
+                zeroed = db.execute("SELECT 1 FROM embedding_cache_meta WHERE name = 'zeroed_since'").fetchone()
                 db.execute("COMMIT")
-                if gone:
+                if gone and zeroed is None:
                     db.execute("VACUUM")
-                    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    db.execute("INSERT OR IGNORE INTO embedding_cache_meta (name, value) VALUES ('zeroed_since', ?)",
+                               (str(time.time()),))
+                if gone:
+                    truncate_wal(db, str(self.path))
             except sqlite3.Error as exc:
                 if db.in_transaction:
                     db.execute("ROLLBACK")

@@ -6,6 +6,11 @@ JSON sidecar ``<database>.usearch.json`` saying which embedding identity and vec
 built for and up to which sequence number it covers; a fresh process maps the file read-only
 (usearch ``view``: ~40 ms at 100k vectors) and only copies it into memory when it must change it.
 
+usearch keeps a removed entry's vector in its slot, and so in the saved file, until a new entry
+takes the slot (the oldest freed first): ``remove`` therefore fills every free slot of a segment it
+removed from with a placeholder, a random unit vector under a key from ``PLACEHOLDER_BASE`` up that
+joins no row, so the vector of a forgotten (erased) memory is gone from the file at the next save.
+
 A large index is several graphs ("segments" of ``segment_size`` entries, see ``AnnIndex``): the
 first is saved at ``<database>.usearch``, the next ones at ``<database>.usearch.1``, ``.2``, ...
 
@@ -32,6 +37,8 @@ from engram.errors import MissingDependencyError, StorageError
 from engram.store.index_settings import VectorIndexSettings
 
 _FORMAT = 1
+# Keys of placeholders (see the module docstring): above any sequence number SQLite gives a row.
+PLACEHOLDER_BASE = 1 << 62
 
 
 def available() -> bool:
@@ -63,6 +70,7 @@ class AnnMeta:
     connectivity: int = 16
     format: int = _FORMAT
     segments: int = 1
+    placeholders: int = 0  # entries that only hold the slot of a removed one
 
 
 _WALKERS_LOCK = threading.Lock()
@@ -173,7 +181,8 @@ class AnnIndex:
         return cls(dims, meta, settings, segments=segments, view=True)
 
     def __len__(self) -> int:
-        return sum(len(segment) for segment in self.segments)
+        """Entries of rows (placeholders are not counted)."""
+        return sum(len(segment) for segment in self.segments) - self.meta.placeholders
 
     def _writable(self, n: int) -> Any:
         if self.viewed[n]:
@@ -218,7 +227,8 @@ class AnnIndex:
         return len(keys)
 
     def remove(self, keys: np.ndarray) -> int:
-        """Remove entries (their graph nodes stay as waypoints until the next rebuild)."""
+        """Remove entries and overwrite their vectors (``_fill``); their graph nodes stay as
+        waypoints, holding placeholders, until the next rebuild."""
         keys = np.asarray(keys, dtype=np.uint64)
         removed = 0
         for n, segment in enumerate(self.segments):
@@ -226,13 +236,31 @@ class AnnIndex:
                 continue
             present = np.asarray(segment.contains(keys), dtype=bool)
             if present.any():
-                removed += int(self._writable(n).remove(keys[present]))
+                writable = self._writable(n)
+                removed += int(writable.remove(keys[present]))
+                self._fill(writable)
         self.meta.removed += removed
         return removed
 
+    def _fill(self, segment: Any) -> None:
+        """Give every free slot of ``segment`` a placeholder, so no removed entry's vector is left
+        in it: usearch hands out the oldest free slot first, so reaching the slots just freed means
+        filling them all (slots freed by an engram that did not fill them are filled too)."""
+        free = int(segment.stats.nodes) - len(segment)
+        if free <= 0:
+            return
+        start = PLACEHOLDER_BASE + self.meta.placeholders
+        # Random directions: nearly orthogonal to every embedding, so a walk rarely proposes one.
+        filler = np.random.default_rng().standard_normal((free, self.dims)).astype(np.float32)
+        filler /= np.linalg.norm(filler, axis=1, keepdims=True)
+        segment.add(np.arange(start, start + free, dtype=np.uint64), filler)
+        self.meta.placeholders += free
+
     def keys(self) -> np.ndarray:
+        """The keys of rows' entries (no placeholder)."""
         parts = [np.asarray(segment.keys, dtype=np.int64) for segment in self.segments if len(segment)]
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        keys = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        return keys[keys < PLACEHOLDER_BASE]
 
     def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """Up to ``k`` (key, cosine similarity) pairs, best first, over every segment."""
@@ -252,7 +280,9 @@ class AnnIndex:
             # A graph no bigger than the walk would visit is scanned exactly: same cost, and a small
             # HNSW graph (built with several threads) can leave an entry unreachable.
             result = segment.search(query, k, exact=len(segment) <= ef)
-            return np.asarray(result.keys, dtype=np.int64), np.asarray(result.distances, dtype=np.float64)
+            keys, distances = np.asarray(result.keys, dtype=np.int64), np.asarray(result.distances, dtype=np.float64)
+            rows = keys < PLACEHOLDER_BASE
+            return keys[rows], distances[rows]
 
         segments = [segment for segment in self.segments if len(segment)]
         pool = _walkers() if len(segments) > 1 else None
@@ -267,27 +297,34 @@ class AnnIndex:
         return self.meta.removed / total if total else 0.0
 
     def save(self, path: Path) -> None:
-        """Write every segment and the sidecar atomically (temporary files, then renames, the
-        graphs first), then drop segment files beyond the current count (left by a larger graph).
+        """Write the segments changed since they were opened, and the sidecar, atomically
+        (temporary files, then renames, the graphs first), then drop segment files beyond the
+        current count (left by a larger graph). A segment opened from ``path`` and not changed is
+        that file already: rewriting it made a change to one segment (an erase) cost the whole graph.
 
         Raises: StorageError when the folder cannot be written."""
         folder = path.parent
         temporary: list[str] = []
+        written: list[tuple[int, str]] = []
         try:
             try:
-                for segment in self.segments:
+                for n, segment in enumerate(self.segments):
+                    if not self.dirty[n] and segment_path(path, n).exists():
+                        continue
                     fd, tmp_graph = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=folder)
                     os.close(fd)
                     temporary.append(tmp_graph)
                     segment.save(tmp_graph)
+                    written.append((n, tmp_graph))
                 fd, tmp_meta = tempfile.mkstemp(prefix=path.name + ".", suffix=".json.tmp", dir=folder)
                 os.close(fd)
                 temporary.append(tmp_meta)
                 self.meta.segments = len(self.segments)
                 Path(tmp_meta).write_text(json.dumps(asdict(self.meta)), "utf-8")
-                for n, tmp_graph in enumerate(temporary[:-1]):
+                for n, tmp_graph in written:
                     os.replace(tmp_graph, segment_path(path, n))
                 os.replace(tmp_meta, sidecar_path(path))
+                self.dirty = [False] * len(self.segments)
             finally:
                 for leftover in temporary:
                     if os.path.exists(leftover):

@@ -781,6 +781,11 @@ class SqliteMemoryStore(SqlMemoryStore):
         reindex) instead of at the next search. Raises: StorageError."""
         self._vectors.sync(self._own_writes)
 
+    def scrub_vector_index(self) -> None:
+        """After an erase: no vector of a deleted row left in the graph saved beside the file
+        (``SqliteVectorSearch.scrub``). Raises: StorageError."""
+        self._vectors.scrub()
+
     def sync_text_index(self) -> None:
         """Build or catch up the full-text index of a large store now (after a bulk load) instead
         of at the next search; nothing on smaller stores or without tantivy. Another process

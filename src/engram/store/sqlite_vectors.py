@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from engram.db.sqlite import Database
+from engram.errors import StorageError
 from engram.store import ann
 from engram.store.index_settings import VectorIndexSettings
 from engram.store.vectors import VectorMatrix, parse_identity_dims, unit
@@ -160,6 +161,46 @@ class SqliteVectorSearch:
         """Bring the caches (and the saved graph) up to date now, e.g. after a bulk load."""
         with self._lock:
             self._refresh(own_writes)
+
+    def scrub(self) -> None:
+        """After an erase: take every deleted row's entry out of the graph saved beside the database
+        now, not once they are more than a sliver of it, overwriting their vectors (``AnnIndex.remove``),
+        and save it. A saved graph this process cannot open (built for other vectors or settings,
+        or usearch missing) is deleted: it may hold the erased vectors, and it is rebuilt when
+        needed. Nothing when no graph is saved. Raises: StorageError."""
+        if self.index_path is None or not ann.sidecar_path(self.index_path).exists():
+            return
+        with self._lock:
+            graph = self._graph
+            if graph is None and ann.available():
+                with self.db.read() as conn:
+                    meta = dict(conn.execute(
+                        "SELECT name, value FROM engram_meta WHERE name IN ('embedding_identity', 'vector_epoch')"
+                    ).fetchall())
+                identity, epoch = meta.get("embedding_identity"), meta.get("vector_epoch")
+                if identity is not None and epoch is not None:
+                    graph = ann.AnnIndex.open(self.index_path, parse_identity_dims(identity), identity, epoch,
+                                              self.settings)
+            if graph is None:
+                self._delete_saved()
+                return
+            with self.db.read() as conn:
+                live = np.fromiter((row[0] for row in conn.execute(
+                    "SELECT seq FROM memory_vectors INDEXED BY memory_vectors_memory WHERE seq <= ?",
+                    (graph.meta.covered,))), dtype=np.int64)
+            if graph.remove(np.setdiff1d(graph.keys(), live)):
+                graph.save(self.index_path)
+
+    def _delete_saved(self) -> None:
+        assert self.index_path is not None
+        try:
+            n = 0
+            while ann.segment_path(self.index_path, n).exists():
+                ann.segment_path(self.index_path, n).unlink()
+                n += 1
+            ann.sidecar_path(self.index_path).unlink(missing_ok=True)
+        except OSError as exc:
+            raise StorageError(f"cannot delete the vector index {self.index_path}: {exc}") from exc
 
     def close(self) -> None:
         with self._lock:
