@@ -89,7 +89,8 @@ def entries_for(event: MemoryEvent) -> list[AuditEntry]:
         elif event.kind in ("linked", "unlinked"):  # a link event holds its two ends, never a bulk
             # The row is read by whoever reads this memory's scope (every agent, for a global one):
             # it names the other end only when they may read it too. An agent linking its memory
-            # to a global one is recorded whole on its own memory's row.
+            # to a global one is recorded whole on its own memory's row; the global row, naming
+            # nothing, is left out of every other agent's view (``visibility.without_others_links``).
             detail = {"with": [o.key for o in event.memories
                                if o.id != memory.id and o.scope in memory.scope.visible()]}
         elif event.kind == "moved":

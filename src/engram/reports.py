@@ -13,13 +13,14 @@ A part of ``Engram``: a mixin composed in ``engine`` (``scoping`` says why the e
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from engram import jsondoc
 from engram.errors import ValidationError
 from engram.model import MemoryFilter, parse_ref
 from engram.store.base import StoreStats
-from engram.visibility import held_by_id, narrow_audit
+from engram.visibility import held_by_id, narrow_audit, without_others_links
 
 if TYPE_CHECKING:
     from engram.agent_stats import AgentStats
@@ -54,18 +55,29 @@ class _Reporting:
         ``origin`` and ``memory`` (id or key) narrow it; a ``memory`` id of another session of this
         view's agent, which the id reaches (``get``), reads that memory's scope too (``_audit_reach``).
         A ``forgotten`` entry keeps the memory
-        whole, its links kept to memories this view may read (``visibility.narrow_audit``). Raises ``ValidationError`` naming the
+        whole, its links kept to memories this view may read (``visibility.narrow_audit``); a link row
+        another agent's link left on a global memory, naming nothing this view may read, is left out
+        (``visibility.without_others_links``), and ``limit`` counts the rows shown. Raises ``ValidationError`` naming the
         field (an unknown action, an unreadable time, ``until`` before ``since``)."""
         self.writes.refuse_when_closed("read")
-        from engram.audit import AuditQuery
+        from engram.audit import MAX_QUERY_LIMIT, AuditQuery, validate_query
 
         start, end = self.time.window(since, until, now=self.clock())
         if memory is not None:  # checked as every lookup's: a NUL or an empty string matched nothing, unsaid
             memory = parse_ref(memory, "memory")
         readable = self._audit_reach(memory)
         scopes = tuple(str(scope) for scope in readable.scopes)
-        entries = self.backend.audit_log().query(AuditQuery(
+        query = validate_query(AuditQuery(
             action=action, origin=origin, since=start, until=end, memory=memory, limit=limit, scopes=scopes))
+        wanted = query.limit
+        while True:
+            found = self.backend.audit_log().query(query)
+            # Another agent's link rows about global memories are left out (``without_others_links``);
+            # asked again for more when they left fewer than ``limit``: rare, and the trail is newest first.
+            entries = without_others_links(found, self.scope)[:wanted]
+            if len(entries) == wanted or len(found) < query.limit or query.limit >= MAX_QUERY_LIMIT:
+                break
+            query = replace(query, limit=min(MAX_QUERY_LIMIT, query.limit * 4))
         # A forget keeps the memory whole, links to other agents' memories too: shown as its links are.
         return narrow_audit(self.store, entries, readable)
 
@@ -104,7 +116,7 @@ class _Reporting:
         # Newest first as every trail answers (in the order written: rows of one instant included,
         # where the in-process trail numbers none), so reversed is oldest first.
         rows.reverse()
-        return rows if readable is None else narrow_audit(self.store, rows, readable)
+        return rows if readable is None else narrow_audit(self.store, without_others_links(rows, self.scope), readable)
 
     def forgotten(self, ids: Iterable[tuple[str, str | None]]) -> set[tuple[str, str | None]]:
         """Of ``ids`` (each a memory id with the agent it belongs to, None for global), the pairs

@@ -27,6 +27,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from engram.errors import ValidationError
 from engram.model import Hit, Memory, MemoryFilter, Scope
 from engram.store.base import MemoryStore
 
@@ -69,6 +70,25 @@ def narrow_audit(store: MemoryStore, entries: Sequence[AuditEntry], readable: Me
     return [e if n not in links or allowed.keys() >= set(links[n])
             else replace(e, detail={**(e.detail or {}), "links": [i for i in links[n] if i in allowed]})
             for n, e in enumerate(entries)]
+
+
+def without_others_links(entries: Sequence[AuditEntry], viewer: Scope) -> list[AuditEntry]:
+    """``entries`` less the link and unlink rows another agent's link left on a memory ``viewer``
+    reads, whose other end it may not read: a row names the other end only when its memory's scope
+    sees it (``audit.entries_for``), so an empty ``with`` on a row written by another agent (or a
+    global view) stands for a memory hidden from this one: its agent's, or one since erased. Shown,
+    it told every agent reading a global memory that something it cannot see was linked to it, and
+    when. The agent that linked (any session of it) still reads its row."""
+    return [e for e in entries if not (e.action in ("linked", "unlinked") and isinstance(e.detail, dict)
+                                       and e.detail.get("with") == [] and _actor_agent(e) != viewer.agent)]
+
+
+def _actor_agent(entry: AuditEntry) -> str | None:
+    """The agent whose view wrote ``entry``; None for a global view, or a scope engram did not write."""
+    try:
+        return Scope.parse(entry.actor_scope).agent
+    except ValidationError:
+        return None
 
 
 def reaches(viewer: Scope, scope: Scope) -> bool:

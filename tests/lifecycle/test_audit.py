@@ -255,6 +255,12 @@ def test_a_memory_handed_in_under_a_made_up_key_is_audited_under_its_stored_key(
     assert not [r for r in rows if r.memory_key and r.memory_key.startswith("made-up")], rows
     linked = {r.memory_key: r.detail for r in rows if r.action in ("linked", "unlinked")}
     assert linked == {"office-hours": {"with": []}, "bob-start": {"with": ["office-hours"]}}
+    # That is the stored record (the operator's). The global row of bob's link names nothing another
+    # agent may read, so another agent's view leaves it out (``visibility.without_others_links``): it
+    # would tell alice that something hidden from her was linked to the global memory. Bob reads it.
+    assert not [r for r in engram.for_agent("alice").audit_trail(100) if r.action in ("linked", "unlinked")]
+    assert sorted(r.memory_key for r in bob.audit_trail(100) if r.action in ("linked", "unlinked")) == [
+        "bob-start", "bob-start", "office-hours", "office-hours"]
     (superseded,) = [r for r in rows if r.reason and r.reason.startswith("superseded")]
     assert superseded.memory_key == "office-hours" and superseded.reason == "superseded by office-hours-2"
     assert "made-up content" not in str(superseded.detail)

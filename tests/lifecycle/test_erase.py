@@ -291,7 +291,11 @@ def test_an_erase_given_a_memory_record_works_from_what_the_store_holds(tmp_path
         notice = alice.remember(f"the notice board says {SECRET}", key="notice", scope=Scope()).memory
         alice.link(notice.id, "office")
         alice.forget(replace(notice, key="plan", content="a decoy"), erase=True)
-        assert [r.detail for r in bob.audit_of(office.id) if r.action == "linked"] == [{"with": ["plan"]}, {"with": []}]
+        assert [r.detail for r in bob.audit_of(office.id) if r.action == "linked"] == [{"with": ["plan"]}]
+        # Alice's link, its other end erased, names nothing bob may read: his view leaves it out
+        # (``visibility.without_others_links``); the operator's record keeps it, the key gone.
+        every = bob.audit_of(office.id, every_agent=True)
+        assert [r.detail for r in every if r.action == "linked"] == [{"with": ["plan"]}, {"with": []}]
         assert all(r.memory_key is None and r.detail is None for r in alice.audit_of(notice.id))
 
 
