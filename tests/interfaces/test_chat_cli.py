@@ -157,3 +157,13 @@ def test_an_empty_message_option_exits_2_naming_it_and_sends_nothing(tmp_path):
         assert (done.returncode, done.stdout) == (2, ""), done.stderr
         assert done.stderr == f"error: {named}: must not be empty (allowed: 1-1000000 characters)\n"
     assert not home.exists()  # refused before anything opened: no MEMORY.md, no database, Alice not stored
+
+
+def test_a_paid_provider_without_a_key_fails_with_the_configuration_code(tmp_path, monkeypatch):
+    # Review: with llm.provider = "openai" and no key, each turn was sent to OpenAI and refused there
+    # (offline: "cannot reach"). Refused now before any request, naming the setting and the variable.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    done = run_chat(tmp_path, [], {"ENGRAM_LLM__PROVIDER": "openai"}, "-m", "My name is Ada")
+    assert done.returncode == 4, done.stderr  # configuration (docs/cli.md)
+    assert "llm.api_key" in done.stderr and "OPENAI_API_KEY" in done.stderr and "llm.base_url" in done.stderr
+    assert done.stdout == ""

@@ -201,3 +201,35 @@ def test_configured_temperature_applies_when_a_call_names_none() -> None:
         provider.chat([user_message("hi")], temperature=0.1)
         provider.close()
     assert [r.body["temperature"] for r in server.requests] == [0.7, 0.1]
+
+
+@pytest.mark.parametrize("name", sorted(WIRES))
+def test_a_paid_provider_without_a_key_is_a_configuration_error_before_any_request(name, monkeypatch):
+    """Without a key, every request to the provider's own service was sent and refused (offline:
+    "cannot reach"). Now the provider is refused when made, naming the setting and the variable. The
+    provider's service is played by a local server speaking its wire format, made its default
+    ``base_url``, so a request sent would be seen there."""
+    server_cls, provider_cls = WIRES[name]
+    for variable in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "ENGRAM_LLM__API_KEY"):
+        monkeypatch.delenv(variable, raising=False)
+    with server_cls(Reply.say("answered")) as server:
+        monkeypatch.setattr(provider_cls, "default_base_url", server.base_url)
+        for base_url in ("", server.base_url, server.base_url + "/"):  # left out, or the default spelled out
+            with pytest.raises(ConfigError) as refused:
+                provider = create_provider(LLMSettings(provider=name, model="m", base_url=base_url, max_retries=0))
+                provider.chat([user_message("hi")])
+            assert "llm.api_key" in str(refused.value) and provider_cls.key_variable in str(refused.value)
+        assert server.requests == []
+        provider = create_provider(LLMSettings(provider=name, model="m", api_key="sk-test", max_retries=0))
+        assert provider.chat([user_message("hi")]).text == "answered" and len(server.requests) == 1
+        provider.close()
+
+
+def test_an_openai_compatible_server_of_ones_own_needs_no_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ENGRAM_LLM__API_KEY", raising=False)
+    with OpenAICompatServer(Reply.say("local")) as server:
+        provider = create_provider(LLMSettings(provider="openai", model="m", base_url=server.base_url))
+        assert provider.chat([user_message("hi")]).text == "local"
+        assert "authorization" not in server.requests[0].headers
+        provider.close()

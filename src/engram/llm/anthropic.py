@@ -20,6 +20,7 @@ API_VERSION = "2023-06-01"
 class AnthropicChat(HttpChatProvider):
     name = "anthropic"
     default_base_url = "https://api.anthropic.com"
+    key_variable = "ANTHROPIC_API_KEY"
 
     def _build(
         self,

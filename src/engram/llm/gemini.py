@@ -17,6 +17,7 @@ from engram.model import Message, Role, ToolCall
 class GeminiChat(HttpChatProvider):
     name = "gemini"
     default_base_url = "https://generativelanguage.googleapis.com"
+    key_variable = "GEMINI_API_KEY"
 
     def _build(
         self,

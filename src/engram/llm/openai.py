@@ -17,6 +17,7 @@ from engram.model import Message, Role, ToolCall
 class OpenAIChat(HttpChatProvider):
     name = "openai"
     default_base_url = "https://api.openai.com/v1"
+    key_variable = "OPENAI_API_KEY"
 
     def _build(
         self,
@@ -80,13 +81,16 @@ class OllamaChat(OpenAIChat):
 
     name = "ollama"
     default_base_url = "http://localhost:11434/v1"
+    key_variable = None
 
 
 class VllmChat(OpenAIChat):
     name = "vllm"
     default_base_url = "http://localhost:8000/v1"
+    key_variable = None
 
 
 class LlamaCppChat(OpenAIChat):
     name = "llamacpp"
     default_base_url = "http://localhost:8080/v1"
+    key_variable = None
