@@ -28,6 +28,7 @@ from engram.engine import Engram
 from engram.errors import ValidationError
 from engram.files.paths import Folder
 from engram.files.sync import FileSync
+from engram.ids import new_id
 from engram.interfaces.cli.app import app
 from engram.model import Memory, Scope
 from engram.store.base import move_one
@@ -695,12 +696,14 @@ def test_a_pass_reads_the_folder_once_however_many_entries_left_for_a_later_fold
 
 def test_a_pass_sees_the_files_an_earlier_folder_of_it_wrote(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """alice's own database (``per_agent_databases``): an entry of bob's, its id one alice's has
-    never seen, pasted into her agent folder and her session's. Her agent folder's pass, first, finds
-    the session's copy and makes its entry a new memory (a new id, written into its file); her
-    session's pass, later, then finds the id nowhere else and imports it with its id. The folder is
-    read once a pass, so the session's pass must see her agent folder as that pass wrote it: read
-    as it was before, the id was still there, and the session's entry lost its id too."""
+    """alice's own database (``per_agent_databases``): an entry whose id no database holds (bob's,
+    its marker given an id of a memory from elsewhere: one bob's database holds becomes a new memory
+    whatever the folders say, ``test_operator_sync``), pasted into her agent folder and her
+    session's. Her agent folder's pass, first, finds the session's copy and makes its entry a new
+    memory (a new id, written into its file); her session's pass, later, then finds the id nowhere
+    else and imports it with its id. The folder is read once a pass, so the session's pass must see
+    her agent folder as that pass wrote it: read as it was before, the id was still there, and the
+    session's entry lost its id too."""
     monkeypatch.setenv("ENGRAM_PER_AGENT_DATABASES", "true")
     monkeypatch.setenv("ENGRAM_EMBEDDINGS__PROVIDER", "none")
     home = tmp_path / "home"
@@ -708,10 +711,12 @@ def test_a_pass_sees_the_files_an_earlier_folder_of_it_wrote(
     cli_output(home, *alice, "remember", "alice's own fact", "--key", "own", "--tags", "notes")
     cli_output(home, *session, "remember", "alice's session fact", "--key", "scratch", "--tags", "notes", "--scope", "session")
     cli_output(home, "--agent", "bob", "remember", "bob's fact for alice", "--key", "given", "--tags", "notes")
-    given = json.loads(cli_output(home, "--agent", "bob", "--json", "get", "given"))["id"]
+    held = json.loads(cli_output(home, "--agent", "bob", "--json", "get", "given"))["id"]
     src = home / "memory/agents/bob/notes.md"
-    block = entry_block(src.read_text(encoding="utf-8"), given)
+    block = entry_block(src.read_text(encoding="utf-8"), held)
     src.write_text(src.read_text(encoding="utf-8").replace("\n".join(block) + "\n", ""), encoding="utf-8")
+    given = new_id()
+    block = [line.replace(held, given) for line in block]
     for rel in ("agents/alice/notes.md", "sessions/alice/s1/notes.md"):
         dst = home / "memory" / rel
         dst.write_text(with_copy(dst.read_text(encoding="utf-8"), block), encoding="utf-8")

@@ -351,16 +351,20 @@ def test_alices_own_sync_gives_an_entry_copied_from_bobs_folder_an_id_of_its_own
     assert _scopes(home, "bob")[coffee_id] == ("bob", "bob likes coffee")
 
 
-def test_alices_own_sync_takes_a_global_entry_cut_into_her_folder_as_moved(home: Path) -> None:
-    # The copy check reads the other folders: an entry cut from global/ is held by none, so it keeps its id.
+def test_alices_own_sync_takes_a_global_entry_cut_into_her_folder_as_a_new_memory(home: Path) -> None:
+    # The copy check reads the other folders: an entry cut from global/ is held by none. It kept its
+    # id, which bob's database still held as a global memory (one id, two databases, until bob's
+    # sync); alice's database now gives it an id of its own, and bob's sync forgets the global one.
     cli_output(home, "--agent", "alice", "remember", "alice likes tea", "--key", "tea", "--tags", "facts")
     cli_output(home, "--agent", "bob", "remember", "The office closes at six", "--key", "office", "--scope", "global",
                "--tags", "facts")
     office_id = _ids(home, "bob")["The office closes at six"]
     _cut(home / "memory/global/facts.md", home / "memory/agents/alice/facts.md", office_id)
 
-    cli_output(home, "--agent", "alice", "sync")
+    own = json.loads(cli_output(home, "--agent", "alice", "--json", "sync"))
+    assert own["to_database"]["created"] == 1, own  # counted, its new id written into her file at once
+    assert office_id not in (home / "memory/agents/alice/facts.md").read_text()
     cli_output(home, "--agent", "bob", "sync")
 
-    assert _scopes(home, "alice")[office_id] == ("alice", "The office closes at six")
-    assert office_id not in _scopes(home, "bob")
+    assert office_id not in _scopes(home, "alice") and office_id not in _scopes(home, "bob")
+    assert list(_scopes(home, "alice").values()).count(("alice", "The office closes at six")) == 1

@@ -19,12 +19,12 @@ in one write (``take_in`` of the store), then deleted from bob's: a run stopped 
 leaves the memory in both, and the next run's pass of bob's database finishes the move
 (``finish``).
 
-An agent's own run (``engram --agent alice sync``) cannot read bob's database, so it imports the
-entry under its id (versions, recall stats and vector not carried); the operator's next run then
-finds the id in alice's database and her folder, and bob's pass finishes the move the same way:
-``finish`` forgets bob's memory through the engine, so bob's audit trail gets one ``forgotten``
-row saying alice's database holds it. Until that run the id is in both databases. Alice's own run
-cannot tell a memory in a supersession (below) either: imported there, it is finished the same way.
+An agent's own run (``engram --agent alice sync``) does not carry it: it imported the entry under its
+id, one id in two databases until the operator's next run finished the move, which ``engram migrate``
+refused meanwhile. The entry becomes a new memory of alice's (``reconcile._import_with_ids`` asks the
+import's check, ``transfer._held_elsewhere``), as a copy does; bob's next sync finds his entry in no
+folder and forgets his memory. ``finish`` still ends a move a run stopped between its two writes left
+in both databases.
 
 A memory in a supersession in bob's database (superseded by another of bob's memories, or
 superseding one) is never carried (``refusal``): carried, one database would name an id it no
