@@ -363,3 +363,15 @@ def test_a_declined_confirmation_exits_0_saying_nothing_was_done(tmp_path: Path)
         assert as_json.returncode == 0 and json.loads(as_json.stdout)["restored"] is None
     with Engram.from_settings(home=tmp_path) as engram:
         assert [m.content for m in engram.history.all("telegram:42")] == ["hello", "after the backup"]
+
+
+def test_history_append_refuses_an_empty_list_of_messages_as_http_does(tmp_path: Path) -> None:
+    """``engram history append KEY --messages FILE`` of ``[]`` said "appended 0 messages" (exit 0)
+    where HTTP's ``POST .../messages`` refused an empty batch: exit 2 naming ``--messages``."""
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]", encoding="utf-8")
+    done = run(tmp_path, "history", "append", "cli:42", "--messages", str(empty))
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr == "error: --messages: the list is empty (allowed: a list of at least 1 message)\n"
+    with Engram.from_settings(home=tmp_path) as engram:
+        assert not engram.history.conversations()
