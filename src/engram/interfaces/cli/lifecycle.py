@@ -214,7 +214,8 @@ def summaries(
     ctx: typer.Context,
     period: str | None = typer.Option(None, "--period", help="daily or weekly."),
     limit: int = typer.Option(20, "--limit", "-n", help="How many summaries to show, newest first."),
-    make: bool = typer.Option(False, "--make", help="Create missing summaries of ended periods first."),
+    make: bool = typer.Option(False, "--make",
+                              help="Create missing summaries of ended periods first (of --period alone when given)."),
 ) -> None:
     """List daily/weekly summaries of this agent's memories (newest first)."""
     from engram.interfaces import present
