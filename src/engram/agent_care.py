@@ -101,6 +101,7 @@ def restore_choice(settings: Settings, ref: str | None, *, all_agents: bool = Fa
     agent = whose_backup(chosen.path, folders, key=settings.privacy.key())
     backups = (next((b for a, b in every if a == agent), None)
                or backups_for(settings, agent_database_path(settings, agent), agent))
+    backups.refuse_the_live_file(chosen.path)  # an agent's own database named as the backup of it
     return backups, chosen, None
 
 

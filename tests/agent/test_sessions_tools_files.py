@@ -127,6 +127,11 @@ def test_versions_reads_earlier_contents_oldest_first_by_key_or_id(engram, clock
     assert engram.get("coffee").content == "Ana gave up coffee"  # reading changed nothing
     call(tools, "memory_store", key="tea", content="Ana likes green tea")
     assert json.loads(call(tools, "memory_versions", key="tea").content) == {"versions": []}  # never changed
+    # Its argument missing, the error names both ways to give it, as the docs do ("by key or id"), not a key alone.
+    for tool, args in (("memory_versions", {}), ("memory_forget", {"key": " "}),
+                       ("memory_link", {"action": "link", "from": "tea"})):
+        missing = call(tools, tool, **args)
+        assert missing.is_error and "key or its id" in missing.content, missing.content
 
 
 def test_versions_reads_only_the_calling_agents_memories(engram):

@@ -215,6 +215,8 @@ CHATGPT_MALFORMED = [
     (lambda d: _node(d, 5)["message"]["content"]["parts"].insert(0, 7), f"{NODE}8.message.content.parts[0]: got 7 (a number)"),
     (lambda d: _node(d, 3)["message"]["author"].update(role=None), f"{NODE}3.message.author.role: got null"),
     (lambda d: _node(d, 4)["message"].update(create_time="soon"), f"{NODE}5.message.create_time: \"soon\" is not a time"),
+    # Refused by the history (a time later than now): named as the export spells it, not engram's created_at.
+    (lambda d: _node(d, 4)["message"].update(create_time=32503680000), f"{NODE}5.message.create_time: 3000-01-01"),
     (lambda d: _node(d, 4)["message"].update(content="hello"), f"{NODE}5.message.content: got text"),
     (lambda d: _node(d, 4).update(parent="gone"), f"{NODE}5.parent: \"gone\" is no node of mapping"),
     (lambda d: d[0].update(current_node="nowhere"), '[0].current_node: "nowhere" is no node of mapping'),

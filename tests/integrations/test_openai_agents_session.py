@@ -80,6 +80,7 @@ def test_session_operations(engram: Engram) -> None:
         await session.add_items([{"role": "user", "content": "one"}, {"role": "assistant", "content": "two"},
                                  {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}])
         await other.add_items([{"role": "user", "content": "elsewhere"}])
+        await other.add_items([])  # no items is nothing to add (the history refuses an empty batch)
         assert [i.get("content") for i in await session.get_items(limit=2)] == ["two", None]
         assert (await session.pop_item())["type"] == "function_call"
         assert [i["content"] for i in await session.get_items()] == ["one", "two"]

@@ -327,7 +327,7 @@ def test_a_confirmation_answered_on_piped_input_leaves_stdout_one_json_document(
 
     assert run(tmp_path, "history", "append", "telegram:42", "hello").returncode == 0
     declined = answered("n\n", "history", "purge", "telegram:42")
-    assert declined.returncode != 0 and declined.stdout == ""
+    assert declined.returncode == 0 and json.loads(declined.stdout) == {"key": "telegram:42", "purged": 0}
     assert "Delete 1 message and the summary of telegram:42? [y/N]: " in declined.stderr
     purged = answered("y\n", "history", "purge", "telegram:42")
     assert purged.returncode == 0, purged.stderr
@@ -336,3 +336,42 @@ def test_a_confirmation_answered_on_piped_input_leaves_stdout_one_json_document(
     restored = answered("y\n", "restore")
     assert restored.returncode == 0, restored.stderr
     assert json.loads(restored.stdout)["database"].endswith("memory.db") and "replace " in restored.stderr
+
+
+def test_a_declined_confirmation_exits_0_saying_nothing_was_done(tmp_path: Path) -> None:
+    """``engram history purge KEY`` and ``engram restore`` answered "n", or not at all (no input),
+    exited 1 ("Aborted."), the code the exit table keeps for a storage or provider failure: the
+    user chose, nothing is done, exit 0 with a note on standard error, the database untouched."""
+    def answered(answer: str, *args: str) -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+        env.update(ENGRAM_HOME=str(tmp_path), ENGRAM_EMBEDDINGS__PROVIDER="none")
+        code = "from engram.interfaces.cli.app import main; main()"
+        return subprocess.run([sys.executable, "-c", code, *args], input=answer, capture_output=True,
+                              text=True, env=env, timeout=60)
+
+    assert run(tmp_path, "history", "append", "telegram:42", "hello").returncode == 0
+    assert run(tmp_path, "backup").returncode == 0
+    assert run(tmp_path, "history", "append", "telegram:42", "after the backup").returncode == 0
+    for answer in ("n\n", ""):  # "n", and no answer at all (end of input)
+        purge = answered(answer, "history", "purge", "telegram:42")
+        assert (purge.returncode, purge.stdout) == (0, ""), purge.stderr
+        assert purge.stderr.endswith("nothing purged from telegram:42: not confirmed (--yes skips the question)\n")
+        restore = answered(answer, "restore")
+        assert (restore.returncode, restore.stdout) == (0, ""), restore.stderr
+        assert "nothing restored into " in restore.stderr and "not confirmed" in restore.stderr
+        as_json = answered(answer, "--json", "restore")
+        assert as_json.returncode == 0 and json.loads(as_json.stdout)["restored"] is None
+    with Engram.from_settings(home=tmp_path) as engram:
+        assert [m.content for m in engram.history.all("telegram:42")] == ["hello", "after the backup"]
+
+
+def test_history_append_refuses_an_empty_list_of_messages_as_http_does(tmp_path: Path) -> None:
+    """``engram history append KEY --messages FILE`` of ``[]`` said "appended 0 messages" (exit 0)
+    where HTTP's ``POST .../messages`` refused an empty batch: exit 2 naming ``--messages``."""
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]", encoding="utf-8")
+    done = run(tmp_path, "history", "append", "cli:42", "--messages", str(empty))
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr == "error: --messages: the list is empty (allowed: a list of at least 1 message)\n"
+    with Engram.from_settings(home=tmp_path) as engram:
+        assert not engram.history.conversations()

@@ -290,7 +290,9 @@ def test_history_endpoints(served: Served) -> None:
         bad = c.post(f"/api/v1/history/{conv}/messages", json={"messages": [{"role": "user", "content": "x"},
                                                                            {"role": "wizard", "content": "y"}]})
         assert bad.status_code == 422 and bad.json()["field"] == "messages[1].role", bad.json()  # as the engine names it
-        assert c.post(f"/api/v1/history/{conv}/messages", json={"messages": []}).status_code == 422
+        empty = c.post(f"/api/v1/history/{conv}/messages", json={"messages": []})  # the history's own refusal
+        assert empty.status_code == 422 and empty.json()["field"] == "messages", empty.json()
+        assert empty.json()["detail"] == "messages: the list is empty (allowed: a list of at least 1 message)"
         assert len(c.get(f"/api/v1/history/{conv}").json()["messages"]) == len(turn)
 
 

@@ -31,3 +31,15 @@ def test_a_from_naming_no_sqlite_file_exits_2_naming_the_option(isolated_home: P
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
     assert done.stderr == f'error: --from: "{path}" {said}\n'
     assert [p.name for p in tmp_path.iterdir()] == ["folder"]  # nothing made: no home, no file beside
+
+
+@pytest.mark.parametrize("given", ["", "  "])
+def test_an_empty_from_exits_2_naming_the_option_as_home_and_config_do(isolated_home: Path, given: str) -> None:
+    """``engram migrate --from ''`` was read as ``.`` (the current folder, "is a folder"): empty or
+    blank is a usage error naming ``--from``, as ``--home ''`` and ``--config ''`` are (``parsing.path_option``)."""
+    env = {**os.environ, "ENGRAM_HOME": str(isolated_home)}
+    done = subprocess.run([sys.executable, "-m", "engram", "migrate", "--from", given, "--to", UNREACHABLE],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr == ("error: --from: must not be empty (allowed: engram's SQLite file to copy;"
+                           " leave --from out for the configured one)\n")

@@ -193,3 +193,34 @@ def test_the_operators_restore_reads_a_backups_folder_named_with_the_agents_name
     assert done["database"] == str(home / "agents" / "!claude" / "memory.db")
     assert _contents(home, env, "Claude") == ["the office closes at six"]
     assert _contents(home, env, "alice") == ["alice's diary is under the bed"]
+
+
+def test_restoring_the_live_database_from_itself_is_refused_naming_the_backup(tmp_path: Path) -> None:
+    """``engram restore <the live memory.db> --yes`` backed the file up, copied it onto itself and
+    said "restored": the live file is no backup, refused (exit 2, naming ``backup``) before any
+    question or change, by any path to it; with per_agent_databases an agent's own database too."""
+    import os
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    _cli(home, {}, "remember", "the office closes at six", "--key", "office")
+    live = home / "memory.db"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    code = "from engram.interfaces.cli.app import main; main()"
+    for named in (str(live), str(home / "." / "memory.db")):
+        done = subprocess.run([sys.executable, "-c", code, "--home", str(home), "restore", named, "--yes"],
+                              capture_output=True, text=True, env=env, timeout=60)
+        assert done.returncode == 2 and done.stdout == "", done.stderr
+        assert done.stderr.startswith(f"error: backup: {named} is the live database itself, not a backup")
+    assert not (home / "backups").exists()  # no pre-restore backup: nothing was done
+    assert _contents(home, {}, "default") == ["the office closes at six"]
+
+    _cli(home, PER_AGENT, "--agent", "bob", "remember", "bob plays chess", "--key", "chess")
+    bobs_live = home / "agents" / "bob" / "memory.db"
+    refused = runner.invoke(app, ["--home", str(home), "restore", str(bobs_live), "--yes"], env=PER_AGENT)
+    err = refused.exception
+    assert isinstance(err, ValidationError) and err.field == "backup", refused.output
+    assert "is the live database itself" in str(err)
+    assert not (home / "agents" / "bob" / "backups").exists()
+    assert _contents(home, PER_AGENT, "bob") == ["bob plays chess"]

@@ -365,3 +365,17 @@ def test_a_summary_is_cut_to_the_stores_content_limit(tmp_path, max_content_char
     assert summary["content"] in [m["content"] for m in json.loads(
         runner.invoke(app, ["--home", str(other), "--agent", "alice", "--json", "list", "--type", "summary"],
                       env=limits).output)]
+
+
+def test_list_summaries_makes_the_period_asked_for_alone(make_engram, clock):
+    """``engram summaries --make --period daily`` made the weekly summaries too (``--period`` only
+    filtered what was shown): the make is of that period alone."""
+    engram = make_engram("sqlite")
+    engram.remember("a note from last week", created_at=day_start(clock.t) - 8 * DAY + 60)
+    settings = SummarySettings(lookback_days=14)
+    daily = summaries.list_summaries(engram, "daily", make=settings)
+    assert [s.metadata["period_type"] for s in daily] == ["daily"]
+    assert summaries.list_summaries(engram, "weekly") == []  # none made
+    weekly = summaries.list_summaries(engram, "weekly", make=settings)
+    assert [s.metadata["period_type"] for s in weekly] == ["weekly"]
+    assert len(summaries.list_summaries(engram)) == 2

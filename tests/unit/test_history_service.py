@@ -346,7 +346,7 @@ def test_append_many_stores_the_batch_in_order_and_pairs_tool_results_within_it(
         # The clock did not move: the least time past the message before (turns are known by time).
         (Role.ASSISTANT, "It is 4 °C. ☃", math.nextafter(42.0, math.inf))]
     assert stored[2].metadata == {"ms": 12} and stored[1].tool_calls[0].id == "call_1"
-    assert history.append_many(KEY, []) == [] and any_store.count(KEY) == 4
+    assert any_store.count(KEY) == 4
     with pytest.raises(ValidationError) as info:
         history.append_many(KEY, {"role": "user", "content": "one dict, not a list"})  # type: ignore[arg-type]
     assert info.value.field == "messages"
@@ -535,3 +535,16 @@ def test_assemble_and_compact_refuse_arguments_of_the_wrong_kind_naming_them(sto
         assert err.value.field == "reported_tokens" and problem in str(err.value)
     assert history.count(KEY) == 2
     assert not history.compact(KEY, reported_tokens=2.0).compacted  # a whole number passes
+
+
+def test_append_many_refuses_an_empty_batch_naming_messages(any_store) -> None:
+    """An empty list answered ``[]`` ("appended 0 messages" at the CLI) while HTTP refused it: the
+    history owns the bound, so every door refuses it alike, naming ``messages``."""
+    history = History(any_store)
+    for empty in ([], ()):
+        with pytest.raises(ValidationError) as info:
+            history.append_many_reported(KEY, empty)
+        assert info.value.field == "messages" and "empty" in str(info.value)
+        with pytest.raises(ValidationError):
+            history.append_many(KEY, empty)
+    assert any_store.count(KEY) == 0

@@ -87,11 +87,15 @@ class ToolResult:
     is_error: bool = False
 
 
-def require_string(args: Mapping[str, Any], name: str) -> str:
+def require_string(args: Mapping[str, Any], name: str, allowed: str = "a string") -> str:
     value = args.get(name)
     if not isinstance(value, str) or not value.strip():
-        raise ValidationError(name, "is required and must be a non-empty string", "a string")
+        raise ValidationError(name, "is required and must be a non-empty string", allowed)
     return value
+
+
+# What an argument naming an entry takes (``_entry`` reads a key first, else an id): both said, as the docs say.
+_KEY_OR_ID = "an entry's key or its id (a string)"
 
 
 def _optional_int(args: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:
@@ -194,7 +198,7 @@ class MemoryTools:
         action = require_string(args, "action")
         if action not in ("link", "unlink"):
             raise ValidationError("action", f"unknown action {jsondoc.shown(action)}", ["link", "unlink"])
-        a, b = require_string(args, "from"), require_string(args, "to")
+        a, b = require_string(args, "from", _KEY_OR_ID), require_string(args, "to", _KEY_OR_ID)
         first, second = self._entry(args, "from", action), self._entry(args, "to", action)
         if action == "link":
             return f"Linked {a} <-> {b}" if self.engram.link(first, second) else f"{a} and {b} were already linked"
@@ -203,4 +207,5 @@ class MemoryTools:
     def _entry(self, args: Mapping[str, Any], argument: str, field: str) -> Memory:
         """The entry a PtrClaw argument names, read as the MCP tools of the same names read it: its
         key first, else its id (``Engram.named``'s ``or_id``)."""
-        return self.engram.named(key=require_string(args, argument), field=field, names=("ref", argument), or_id=True)
+        return self.engram.named(key=require_string(args, argument, _KEY_OR_ID), field=field, names=("ref", argument),
+                                 or_id=True)

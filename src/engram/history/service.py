@@ -225,7 +225,8 @@ class History:
         have places of their own (an import's ``chats[3].messages[7]``); by default ``messages[i]``.
 
         Raises ``ValidationError`` naming the message and field (``messages[2].content``; nothing
-        is written) and ``StorageError`` (nothing is written). PII is screened as ``append`` says.
+        is written), or ``messages`` for an empty list, and ``StorageError`` (nothing is written).
+        PII is screened as ``append`` says.
         """
         return list(self._logged(key, self.append_many_reported(key, messages, names=names)).messages)
 
@@ -237,6 +238,8 @@ class History:
         key = normal_key(key)
         if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
             raise ValidationError("messages", f"got {type(messages).__name__}", "a list of messages")
+        if not messages:  # refused here, for every door alike: "appended 0 messages" was an answer to nothing
+            raise ValidationError("messages", "the list is empty", "a list of at least 1 message")
         if names is None:
             names = [f"messages[{i}]" for i in range(len(messages))]
         elif len(names) != len(messages):

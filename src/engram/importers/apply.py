@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +38,7 @@ from engram.errors import SnapshotError, ValidationError
 from engram.history.base import check_summary
 from engram.history.keys import normal_key, shown_key
 from engram.ids import key_from_content
-from engram.importers.base import HistorySummary, Plan, Record, record_id
+from engram.importers.base import HistoryEntry, HistorySummary, Plan, Record, record_id
 from engram.model import (
     Memory,
     Message,
@@ -151,7 +151,8 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
         added, present, gained = 0, len(messages), {}
         summaries_set, summaries_kept = 0, len(summaries)
     else:
-        added, present, gained = _append_history(engram, messages, report, warnings)
+        added, present, gained = _append_history(engram, messages, report, warnings,
+                                                 {entry.where: entry for entry in plan.history})
         summaries_set, summaries_kept = _set_summaries(engram, summaries, warnings)
     notes = _operator_notes(engram, plan, operator_notes)
     # Every record read is imported, updated, forgotten or skipped (a copy repeated in the source is skipped).
@@ -663,10 +664,26 @@ def _messages(plan: Plan, own: str, keep_agents: bool) -> list[tuple[Conversatio
                                    tool_call_id=entry.tool_call_id, metadata=dict(entry.metadata),
                                    created_at=entry.created_at)
         except ValidationError as exc:
-            raise SnapshotError(f"{entry.where}.{exc.field}", exc.problem, exc.allowed) from None
+            raise SnapshotError(f"{entry.where}.{_spelt(exc.field, entry)}", exc.problem, exc.allowed) from None
         agent = entry.agent if keep_agents and entry.agent else own
         out.append(((agent, entry.conversation), message, entry.where))
     return out
+
+
+def _spelt(field: str, entry: HistoryEntry) -> str:
+    """A message field as the source file spells it: its time by the source's own name
+    (ChatGPT's ``create_time``), the rest as engram's."""
+    return entry.time_field if field == "created_at" else field
+
+
+def _respelt(exc: ValidationError, places: Sequence[str], entries: Mapping[str, HistoryEntry]) -> ValidationError:
+    """``exc`` (the history's, naming ``<place>.<field>``) with the field as the source spells it."""
+    named = [where for where in places if where in entries and exc.field.startswith(f"{where}.")]
+    if not named:
+        return exc
+    where = max(named, key=len)  # the message's own place, should one place begin another's
+    return SnapshotError(f"{where}.{_spelt(exc.field.removeprefix(f'{where}.'), entries[where])}", exc.problem,
+                         exc.allowed)
 
 
 def _mark(message: Message) -> tuple[str, str, float, str | None]:
@@ -676,7 +693,8 @@ def _mark(message: Message) -> tuple[str, str, float, str | None]:
 
 
 def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, str]], report: Progress,
-                    warnings: list[str]) -> tuple[int, int, dict[Conversation, int]]:
+                    warnings: list[str], entries: Mapping[str, HistoryEntry] | None = None,
+                    ) -> tuple[int, int, dict[Conversation, int]]:
     """Append the messages a conversation does not hold yet; returns (added and kept, present,
     added and kept per conversation).
     Each conversation's new messages are appended in one batch (``History.append_many``): a
@@ -726,7 +744,10 @@ def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, 
         if not batch:
             continue
         history = history_of(agent)
-        appended = history.append_many_reported(key, [m for m, _ in batch], names=[where for _, where in batch])
+        try:
+            appended = history.append_many_reported(key, [m for m, _ in batch], names=[where for _, where in batch])
+        except ValidationError as exc:  # a message's field named as the source spells it (``entries``)
+            raise _respelt(exc, [where for _, where in batch], entries or {}) from None
         warnings += appended.warnings
         done += len(batch)
         report("history", done, len(messages))

@@ -115,6 +115,7 @@ class HistoryEntry:
     tool_calls: Any = None  # as ``make_message`` takes them (a list, or its JSON text)
     tool_call_id: str | None = None
     agent: str | None = None  # the source's agent whose history it joins; None means the importing agent
+    time_field: str = "created_at"  # the source's name for the message's time (ChatGPT's create_time), for errors
 
 
 @dataclass(frozen=True, slots=True)

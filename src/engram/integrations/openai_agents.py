@@ -141,7 +141,8 @@ class EngramSession(SessionABC):
         for item in items:
             role, text = _message(item)
             batch.append({"role": role, "content": text, "metadata": {"item": item}})
-        self.engram.history.append_many(self.key, batch)
+        if batch:  # the SDK may add no items; the history refuses an empty batch
+            self.engram.history.append_many(self.key, batch)
 
     def _pop(self) -> Any | None:
         # One step of the store, so pops awaited together (or made by another process) each take

@@ -175,6 +175,8 @@ class EngramMessageStore:
         (``messages[2].content``) and none of them is saved; so does a failed write."""
         key = self.key(conversation_id)
         messages = list(messages)
+        if not messages:  # nothing new in the run: nothing to save (the history refuses an empty batch)
+            return
         for i, message in enumerate(messages):
             # The adapter writes anything else as it can, with a warning: it would load as nothing.
             if not isinstance(message, ModelRequest | ModelResponse):

@@ -330,8 +330,21 @@ class Backups:
             return named[0]
         candidate = Path(ref)
         if candidate.is_file():
+            self.refuse_the_live_file(candidate)
             return BackupInfo(candidate, candidate.stat().st_mtime, "external", candidate.stat().st_size)
         raise NotFoundError("backup", str(ref))
+
+    def refuse_the_live_file(self, path: Path) -> None:
+        """A ``ValidationError`` naming ``backup`` when ``path`` is the live database itself (by
+        any path to it, a link too): "restoring" it from itself backed it up, copied it onto
+        itself and reported a restore that changed nothing."""
+        try:
+            same = self.db_path.exists() and os.path.samefile(path, self.db_path)
+        except OSError:
+            same = False
+        if same:
+            raise ValidationError("backup", f"{path} is the live database itself, not a backup; nothing was changed",
+                                  f"a backup file (engram backup --list lists those in {self.folder})")
 
     def refuse_other_agents(self, chosen: BackupInfo, agent: str | None) -> None:
         """For a restore in ``agent``'s view (None: the operator's run, which may restore any

@@ -193,11 +193,14 @@ def run(
     summarizer: Summarizer | None = None,
     agents: Sequence[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    period_type: PeriodType | None = None,
 ) -> JobReport:
     """Summarise every ended day/week in the lookback that has memories and no summary yet, in
-    each scope of the ``agents`` (every agent's when None) that has memories then;
+    each scope of the ``agents`` (every agent's when None) that has memories then; ``period_type``
+    ("daily" or "weekly") makes that kind alone (still only when the settings summarise it);
     ``progress(done, total)`` counts the periods looked at (each scope's days and weeks)."""
-    kinds: list[PeriodType] = [k for k, on in (("daily", settings.daily), ("weekly", settings.weekly)) if on]
+    kinds: list[PeriodType] = [k for k, on in (("daily", settings.daily), ("weekly", settings.weekly))
+                               if on and period_type in (None, k)]
     periods = [period for kind in kinds for period in periods_ending_by(now, kind, settings.lookback_days)]
     recent = _recent(engram, agents, min(p.start for p in periods), max(p.end for p in periods)) if periods else {}
     # Agents in the order given (or by name), each one's own scope before its sessions.
@@ -218,13 +221,15 @@ def run(
 def list_summaries(engram: Engram, period_type: str | None = None, limit: int = 50, *,
                    make: SummarySettings | None = None) -> list[Memory]:
     """Summaries visible to this ``Engram``, newest period first. With ``make``, the missing
-    summaries of its agent's ended periods are created first (``run``), once the arguments are
-    checked: a bad ``period_type`` or ``limit`` writes nothing. Raises ``ValidationError``."""
+    summaries of its agent's ended periods are created first (``run``; of ``period_type`` alone
+    when given, as only those are listed), once the arguments are checked: a bad ``period_type``
+    or ``limit`` writes nothing. Raises ``ValidationError``."""
     if period_type is not None and period_type not in ("daily", "weekly"):
         raise ValidationError("period_type", f"unknown period {jsondoc.shown(period_type)}", ["daily", "weekly"])
     limit = parse_limit(limit, MAX_LIST_LIMIT)
     if make is not None:
-        run(engram, make, now=engram.clock(), agents=[engram.scope.agent or "default"])
+        only: PeriodType | None = "daily" if period_type == "daily" else "weekly" if period_type else None
+        run(engram, make, now=engram.clock(), agents=[engram.scope.agent or "default"], period_type=only)
     from engram.engine import Filters
 
     metadata = {"period_type": period_type} if period_type else None

@@ -187,7 +187,10 @@ def purge(
     count = history.count(key)
     # (asked on standard error: standard output holds the result alone, the answer piped in or not)
     if not yes and not render.confirmed(f"Delete {counted(count, 'message')} and the summary of {key}?"):
-        raise typer.Abort()
+        render.declined(f"nothing purged from {key}")  # exit 0: declining is no failure
+        if st.as_json:
+            render.emit_json({"key": key, "purged": 0})
+        return
     count = history.purge(key)
     if st.as_json:
         render.emit_json({"key": key, "purged": count})

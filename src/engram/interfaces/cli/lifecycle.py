@@ -129,7 +129,10 @@ def restore(
     backups.refuse_other_agents(chosen, agent)  # before asking: a refused restore asks nothing
     # (asked on standard error: standard output holds the result alone, the answer piped in or not)
     if not yes and not render.confirmed(f"replace {backups.db_path} with {chosen.path}?"):
-        raise typer.Abort()
+        render.declined(f"nothing restored into {backups.db_path}")  # exit 0: declining is no failure
+        if st.as_json:
+            render.emit_json({"restored": None, "database": str(backups.db_path)})
+        return
     st.close()  # the live file must not be open in this process
     used = backups.restore(chosen.path, agent=agent)
     if st.as_json:
@@ -211,7 +214,8 @@ def summaries(
     ctx: typer.Context,
     period: str | None = typer.Option(None, "--period", help="daily or weekly."),
     limit: int = typer.Option(20, "--limit", "-n", help="How many summaries to show, newest first."),
-    make: bool = typer.Option(False, "--make", help="Create missing summaries of ended periods first."),
+    make: bool = typer.Option(False, "--make",
+                              help="Create missing summaries of ended periods first (of --period alone when given)."),
 ) -> None:
     """List daily/weekly summaries of this agent's memories (newest first)."""
     from engram.interfaces import present

@@ -22,8 +22,8 @@ def migrate(
     to: str | None = typer.Option(
         None, "--to", help="PostgreSQL URL (postgresql://user:password@host/db; default: the configured database_url,"
                            " as ENGRAM_DATABASE_URL)."),
-    source: Path | None = typer.Option(
-        None, "--from", help="SQLite file (default: the configured file, path or home/memory.db; with"
+    source_text: str | None = typer.Option(
+        None, "--from", metavar="PATH", help="SQLite file (default: the configured file, path or home/memory.db; with"
                              " per_agent_databases, every agent's database and the shared home/memory.db and home/auth.db)."),
 ) -> None:
     """Copy memories, links, versions, vectors, history, audit trail, tokens and the maintenance schedule into
@@ -35,6 +35,8 @@ def migrate(
     from engram.root import agent_database_path, migrate_every_file, migrate_to_postgres, migration_target
 
     cli = state(ctx)
+    # Read as text (``parsing.path_option``, as --home and --config): typer made an empty --from the Path of ".".
+    source = parsing.path_option(source_text, "--from", "engram's SQLite file to copy; leave --from out for the configured one")
     if source is not None:  # named by the option typed (exit 2), as import's path: the copy's own check names no option
         parsing.existing_path("--from", source, "engram's SQLite file to copy", stdin=False)
     settings = cli.settings()

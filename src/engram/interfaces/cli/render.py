@@ -223,6 +223,13 @@ def confirmed(question: str) -> bool:
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
+def declined(what: str) -> None:
+    """A confirmation answered no (or not at all): nothing was done and that is no failure, so the
+    command exits 0 (exit 1 is a storage or provider failure) with this note on standard error, as
+    "nothing to forget"; ``what`` says what was left undone (``not purged from KEY``)."""
+    note_line(f"{what}: not confirmed (--yes skips the question)")
+
+
 def note_line(note: str) -> None:
     """A note about the result, recall's (``nothing relevant: ...``) and a command's that found
     nothing to list, show or do (``nothing listed: ...``, ``no conversations``, ``nothing to forget``):
