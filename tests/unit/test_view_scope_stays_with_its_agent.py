@@ -120,7 +120,9 @@ def test_forget_own_clears_the_views_own_scopes_and_nothing_else(root: Engram) -
 
 def test_a_link_row_on_a_global_memory_names_no_other_agents_memory(root: Engram) -> None:
     """Linking its memory to a global one writes an audit row on each end; the global end's row
-    is read by every agent, so it must not name the linking agent's memory (its key)."""
+    is read by every agent, so it must not name the linking agent's memory (its key), and naming
+    nothing another agent may read, it is left out of their views (``visibility.without_others_links``:
+    shown, it told them something hidden was linked)."""
     from engram.interfaces import seams
 
     alice, bob = root.for_agent("alice"), root.for_agent("bob")
@@ -129,8 +131,11 @@ def test_a_link_row_on_a_global_memory_names_no_other_agents_memory(root: Engram
     alice.link("alice-resigns-in-may", shared)
     alice.unlink("alice-resigns-in-may", shared)
     shown = seams.audit(bob).recent(limit=50)
-    assert {e["action"] for e in shown} >= {"linked", "unlinked"}
+    assert {e["action"] for e in shown}.isdisjoint({"linked", "unlinked"})
     assert "alice-resigns-in-may" not in str(shown)
+    # the trail keeps the global end's rows, naming nothing
+    kept = [e for e in root.audit_of(shared.id, every_agent=True) if e.action in ("linked", "unlinked")]
+    assert [(e.action, e.detail) for e in kept] == [("linked", {"with": []}), ("unlinked", {"with": []})]
     # alice's own row still names the global end it was linked to
     own = [e for e in seams.audit(alice).recent(limit=50, memory="alice-resigns-in-may") if e["action"] == "linked"]
     assert [e["detail"] for e in own] == [{"with": ["office-hours"]}]
