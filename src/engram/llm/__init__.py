@@ -23,12 +23,16 @@ _DEFAULT_MODELS = {
     "anthropic": "claude-3-5-haiku-latest",
     "gemini": "gemini-2.0-flash",
 }
-_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}
 
 
 def env_key_variable(provider: str) -> str | None:
-    """The provider's usual variable its key is taken from when ``llm.api_key`` is unset, if it is set."""
-    variable = _KEY_ENV.get(provider)
+    """The provider's usual variable its key is taken from when ``llm.api_key`` is unset, if it is set:
+    the provider class's own ``key_variable`` (the one its missing-key error names), None for a
+    provider that takes no key or that no one registered."""
+    try:
+        variable = getattr(resolve("llm", provider), "key_variable", None)
+    except ConfigError:
+        return None
     return variable if variable and os.environ.get(variable) else None
 
 
