@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -184,6 +184,23 @@ def every_agents_engine(engram: Engram) -> list[Engram]:
         return [engram]
     others = [agent for agent in agents_with_databases(engram.settings) if agent != engram.settings.agent]
     return [engram, *(databases.engine(agent) for agent in others)]
+
+
+def held_in_other_databases(engram: Engram, ids: Sequence[str]) -> dict[str, str | None]:
+    """With one database per agent (``per_agent_databases``): the agent holding each of ``ids`` in
+    another agent's database of ``engram``'s home (None for a global memory there); else nothing.
+    Keeping such an id (a snapshot import, an agent's own memory-folder sync) put one id in two
+    databases, which ``engram migrate`` then refused (one table, the id its key) and the mem0
+    facade could not tell apart."""
+    if not ids or engram.agent_databases is None:
+        return {}
+    found: dict[str, str | None] = {}
+    for engine in every_agents_engine(engram):
+        missing = [i for i in ids if i not in found]
+        if engine.store is engram.store or not missing:
+            continue
+        found.update((m.id, m.scope.agent) for m in engine.store.get_many(missing))
+    return found
 
 
 

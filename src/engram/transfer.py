@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -62,9 +63,11 @@ class _Transferring:
         # another agent holds are not this agent's: such a memory gets an id of its own.
         # Screened by the PII policy as remember screens: a snapshot may come from a store kept under
         # another policy. Content stored redacted is found unchanged (redaction is idempotent).
+        from engram.agent_databases import held_in_other_databases
+
         memories, warnings = snapshot.load_into(document, self.scope.agent, self._holders,
                                                 max_content_chars=self.max_content_chars, privacy=self.privacy,
-                                                elsewhere=self._held_elsewhere)
+                                                elsewhere=partial(held_in_other_databases, self))
         from engram import erase as erase_mod
 
         memories, erased = erase_mod.without_erased(self, memories)
@@ -76,23 +79,6 @@ class _Transferring:
     def _holders(self, ids: Sequence[str]) -> dict[str, str | None]:
         """The agent holding each of ``ids`` that is stored (None for a global memory)."""
         return {m.id: m.scope.agent for m in self.store.get_many(list(ids))} if ids else {}
-
-    def _held_elsewhere(self, ids: Sequence[str]) -> dict[str, str | None]:
-        """With one database per agent (``per_agent_databases``): the agent holding each of ``ids``
-        in another agent's database of the home (None for a global memory there); else nothing.
-        An import keeping such an id put one id in two databases, which ``engram migrate`` then
-        refused (one table, the id its key) and the mem0 facade could not tell apart."""
-        if not ids or self.agent_databases is None:
-            return {}
-        from engram.agent_databases import every_agents_engine
-
-        found: dict[str, str | None] = {}
-        for engine in every_agents_engine(self):
-            missing = [i for i in ids if i not in found]
-            if engine.store is self.store or not missing:
-                continue
-            found.update((m.id, m.scope.agent) for m in engine.store.get_many(missing))
-        return found
 
     def import_from(
         self,

@@ -22,7 +22,7 @@ leaves the memory in both, and the next run's pass of bob's database finishes th
 An agent's own run (``engram --agent alice sync``) does not carry it: it imported the entry under its
 id, one id in two databases until the operator's next run finished the move, which ``engram migrate``
 refused meanwhile. The entry becomes a new memory of alice's (``reconcile._import_with_ids`` asks the
-import's check, ``transfer._held_elsewhere``), as a copy does; bob's next sync finds his entry in no
+import's check, ``agent_databases.held_in_other_databases``), as a copy does; bob's next sync finds his entry in no
 folder and forgets his memory. ``finish`` still ends a move a run stopped between its two writes left
 in both databases.
 

@@ -483,7 +483,7 @@ def _import_with_ids(
     those whose id another scope holds (an entry copied from another agent's folder before that
     agent's entries were written there), or that another agent's own database holds, its entry still
     in that agent's folder (``DatabaseSide.copied_from_others``), or, in an agent's own run, that another agent's
-    database holds at all (``transfer._held_elsewhere``): not that memory, so a new one of this scope, the bullet
+    database holds at all (``agent_databases.held_in_other_databases``): not that memory, so a new one of this scope, the bullet
     given its id as a hand-written one is (the engine's import would give the copy an id of its
     own, which the file would never learn; its id was recorded as this file's instead). Their
     links are added to ``pending`` (``links.make``)."""
@@ -495,10 +495,12 @@ def _import_with_ids(
         elsewhere |= database.copied_from_others(scope, ids)
     # With one database per agent, an id another agent's database holds (and a global memory's
     # there, for an agent's folder) would name two memories across the databases, which ``engram
-    # migrate`` refuses: the import's one check (``transfer._held_elsewhere``), asked here so the
+    # migrate`` refuses: the import's one check (``agent_databases.held_in_other_databases``), asked here so the
     # entry becomes a new memory whose id its file learns (the import would re-id it unseen).
+    from engram.agent_databases import held_in_other_databases
+
     view = database.view(scope)
-    elsewhere |= {i for i, owner in view._held_elsewhere([i for i in ids if i not in elsewhere]).items()
+    elsewhere |= {i for i, owner in held_in_other_databases(view, [i for i in ids if i not in elsewhere]).items()
                   if owner != scope.agent}
     new.extend((rel, _without_id(entry)) for rel, entry in found if entry.id in elsewhere)
     found = [(rel, entry) for rel, entry in found if entry.id not in elsewhere]
