@@ -19,6 +19,25 @@ def test_block_format_with_links(engram):
     )
 
 
+def test_a_neighbours_line_carries_no_links_as_in_ptrclaws_block(engram):
+    # PtrClaw's example block: the recalled entry lists its links, the neighbour that link brought
+    # in does not ("- project-uses-python: Current project uses Python 3.12"), though it links back.
+    # engram wrote "[links: user-prefers-python]" on the neighbour's line too.
+    engram.remember("Prefers Python for scripting", key="user-prefers-python")
+    engram.remember("Current project uses Python 3.12", key="project-uses-python")
+    engram.remember("The kettle is in the kitchen", key="kettle")
+    engram.link("user-prefers-python", "project-uses-python")
+    engram.link("project-uses-python", "kettle")
+    out = memory_enrich(engram, "What does the user prefer for scripting?", recall_limit=1, enrich_depth=1)
+    assert out == (
+        "[Memory context]\n"
+        "- user-prefers-python: Prefers Python for scripting [links: project-uses-python]\n"
+        "- project-uses-python: Current project uses Python 3.12\n"
+        "[/Memory context]\n\n"
+        "What does the user prefer for scripting?"
+    )
+
+
 def test_nothing_relevant_means_no_block(engram):
     engram.remember("The cat is called Tom", key="cat")
     assert memory_enrich(engram, "quantum chromodynamics", recall_limit=5) == "quantum chromodynamics"

@@ -8,7 +8,10 @@
    level), de-duplicated, core neighbours left out for the same reason: recall's link expansion,
    so each hop adds at most ``recall_limit`` neighbours, the hits taking turns best first, and
    asks the store once per hop (a densely linked memory cannot flood the prompt);
-3. prepend a ``[Memory context]`` block; nothing relevant means no block at all.
+3. prepend a ``[Memory context]`` block; nothing relevant means no block at all. A recalled entry's
+   line ends with the keys it links to (``[links: ...]``); a neighbour's line does not, as in
+   PtrClaw's block: its link back to the entry above is what brought it in, and repeating it is
+   noise in every prompt.
 
 ``strip_memory_context`` removes such blocks again, so synthesis never learns its own context.
 A stored memory is data, not structure: a block marker inside an entry (any case or spacing) is
@@ -20,9 +23,10 @@ the way ``format_block`` writes them, so a block from before this escaping is st
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from engram.engine import Engram, Filters
-from engram.model import MAX_RECALL_LIMIT, Category, Memory
+from engram.model import MAX_RECALL_LIMIT, Category, Hit, Memory
 from engram.text import MEMORY_CONTEXT_CLOSE as CLOSE
 from engram.text import MEMORY_CONTEXT_OPEN as OPEN
 from engram.text import strip_memory_context
@@ -37,23 +41,29 @@ def neutralise_markers(text: str) -> str:
     return _MARKER.sub(r"(\1)", text)
 
 
-def enrichment_entries(engram: Engram, message: str, recall_limit: int, enrich_depth: int = 1) -> list[Memory]:
-    """The entries ``memory_enrich`` would show: recalled hits first (rank order), then neighbours
-    hop by hop (at most ``recall_limit`` per hop)."""
+def _enrichment_hits(engram: Engram, message: str, recall_limit: int, enrich_depth: int) -> list[Hit]:
     if not message.strip() or recall_limit < 1:
         return []
     not_core = Filters(category=[c for c in Category if c is not Category.CORE])
-    return engram.recall(message, limit=min(recall_limit, MAX_RECALL_LIMIT), depth=enrich_depth, filters=not_core).memories
+    return list(engram.recall(message, limit=min(recall_limit, MAX_RECALL_LIMIT), depth=enrich_depth,
+                              filters=not_core).hits)
 
 
-def format_block(engram: Engram, entries: list[Memory]) -> str:
-    """``[Memory context]`` lines ``- key: content [links: k1, k2]``; empty when no entries."""
+def enrichment_entries(engram: Engram, message: str, recall_limit: int, enrich_depth: int = 1) -> list[Memory]:
+    """The entries ``memory_enrich`` would show: recalled hits first (rank order), then neighbours
+    hop by hop (at most ``recall_limit`` per hop)."""
+    return [hit.memory for hit in _enrichment_hits(engram, message, recall_limit, enrich_depth)]
+
+
+def format_block(engram: Engram, entries: list[Memory], neighbours: Collection[str] = ()) -> str:
+    """``[Memory context]`` lines ``- key: content [links: k1, k2]``; empty when no entries. An
+    entry whose id is in ``neighbours`` (reached by a link, not recalled) gets no ``[links: ...]``."""
     if not entries:
         return ""
     lines = [OPEN]
     for memory, link_keys in zip(entries, engram.link_keys(entries), strict=True):
         line = f"- {neutralise_markers(memory.key)}: {neutralise_markers(memory.content)}"
-        if link_keys:
+        if link_keys and memory.id not in neighbours:
             line += f" [links: {neutralise_markers(', '.join(link_keys))}]"
         lines.append(line)
     lines.append(CLOSE)
@@ -65,7 +75,8 @@ def memory_enrich(engram: Engram | None, message: str, recall_limit: int = 5, en
     nothing relevant is stored. Raises ``StorageError`` when the store fails."""
     if engram is None:
         return message
-    block = format_block(engram, enrichment_entries(engram, message, recall_limit, enrich_depth))
+    hits = _enrichment_hits(engram, message, recall_limit, enrich_depth)
+    block = format_block(engram, [hit.memory for hit in hits], {hit.memory.id for hit in hits if hit.via})
     return f"{block}\n\n{message}" if block else message
 
 
