@@ -288,3 +288,36 @@ def test_the_guide_quotes_the_refusals_and_the_import_mapping_as_engram_gives_th
         assert engram.get_by_key("mood").category.value == "knowledge"
         warning = imported.warnings[0]
         assert warning.split(" (the category")[0] in page.replace(" ...`", "")
+
+
+def test_memory_store_and_recall_take_the_schemas_category_words_alike_at_both_doors(served) -> None:
+    # The guide: PtrClaw files "Core" (its category_from_string matches "core" exactly) as
+    # knowledge; engram refuses it, naming the field. The MCP tools did; engram chat's tools of the
+    # same names stored "Core" as core, "" as knowledge, and filtered a recall by "Knowledge".
+    import asyncio
+
+    import pytest
+    from mcp import Client
+
+    from engram.agent.tools import MemoryTools
+    from engram.errors import ValidationError
+    from tests.interfaces.test_mcp import _error_text, _http
+
+    tools = MemoryTools(served.engram.for_agent("alice"))
+    calls = [("memory_store", {"key": "mood", "content": "happy", "category": word}) for word in ("Core", "", "KNOWLEDGE")]
+    calls += [("memory_recall", {"query": "happy", "category": word}) for word in ("Knowledge", "")]
+    said = []
+    for name, args in calls:
+        with pytest.raises(ValidationError) as refused:
+            tools.call(name, args)
+        said.append(str(refused.value))
+    assert said[0] == 'category: unknown category "Core" (allowed: core, knowledge, conversation)'
+    assert tools.call("memory_store", {"key": "mood", "content": "happy", "category": None}) == "Stored: mood"
+    assert served.engram.for_agent("alice").get_by_key("mood").category.value == "knowledge"
+
+    async def run() -> list[str]:
+        async with Client(_http(served, served.alice)) as client:
+            return [_error_text(await client.call_tool(name, args)) for name, args in calls]
+
+    over_mcp = asyncio.run(run())
+    assert [text.split("category: ", 1)[1] for text in over_mcp] == [text.split("category: ", 1)[1] for text in said]

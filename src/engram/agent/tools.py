@@ -105,6 +105,18 @@ def _optional_int(args: Mapping[str, Any], name: str, default: int, low: int, hi
     return int(value)
 
 
+def _category(args: Mapping[str, Any]) -> str | None:
+    """The ``category`` argument as the schema's enum spells it, or None when absent: the MCP tools of
+    the same names take these three words exactly, so a model's ``"Core"`` or ``""`` is refused at
+    both doors alike (the library reads any case, but a tool call is held to the schema it was given)."""
+    value = args.get("category")
+    if value is None:
+        return None
+    if value not in _CATEGORIES:
+        raise ValidationError("category", f"unknown category {jsondoc.shown(value)}", _CATEGORIES)
+    return str(value)
+
+
 def format_entries(engram: Engram, memories: list[Memory]) -> str:
     lines = []
     for m, linked in zip(memories, engram.link_keys(memories), strict=True):
@@ -169,7 +181,7 @@ class MemoryTools:
         links = args.get("links") or []
         if not isinstance(links, list) or not all(isinstance(x, str) for x in links):
             raise ValidationError("links", "must be a list of keys", "an array of strings")
-        result, failed = store_entry(self.engram, key, content, args.get("category") or "knowledge", links,
+        result, failed = store_entry(self.engram, key, content, _category(args) or "knowledge", links,
                                      source="agent-tool")
         text = f"{'Stored' if result.action == 'created' else result.action.capitalize()}: {result.memory.key}"
         if failed:
@@ -180,7 +192,7 @@ class MemoryTools:
         query = require_string(args, "query")
         limit = _optional_int(args, "limit", 5, 1, 50)
         depth = _optional_int(args, "depth", 0, 0, 1)
-        category = args.get("category")
+        category = _category(args)
         result = self.engram.recall(query, limit=limit, depth=depth, filters=Filters(category=category) if category else None)
         if not result.hits:
             return "No matching memories."
