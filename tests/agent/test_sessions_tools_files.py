@@ -158,7 +158,7 @@ def test_versions_reads_only_the_calling_agents_memories(engram):
     ("memory_store", {"content": "x"}, "key: is required"),
     ("memory_store", {"key": "k", "content": "x", "category": "weird"}, "unknown category"),
     ("memory_recall", {"query": "x", "limit": 0}, "limit"),
-    ("memory_recall", {"query": "x", "depth": 2}, "depth"),
+    ("memory_recall", {"query": "x", "depth": 4}, "depth"),
     ("memory_forget", {"key": "nope"}, "not found"),
     ("memory_versions", {"key": "nope"}, "^error: memory named by key not found: \"nope\"$"),
     ("memory_versions", {}, "key: is required"),
@@ -206,3 +206,24 @@ def test_memory_md_saved_with_a_byte_order_mark_keeps_the_template_out(tmp_path)
     assert read_memory_md(home, 1000) == "The server is called atlas."
     path.write_bytes(b"\xef\xbb\xbfplain notes")
     assert read_memory_md(home, 1000) == "plain notes"
+
+
+def test_recall_takes_the_limit_and_depth_the_mcp_tool_of_its_name_takes(engram):
+    # MCP's memory_recall takes limit 1..100 and depth 0..3; chat's tool of the same name refused
+    # limit 60 ("1 to 50") and depth 2 ("0 to 1") for the same engine.
+    tools = MemoryTools(engram)
+    for i in range(60):
+        engram.remember(f"garden note {i}", key=f"note-{i}")
+    engram.remember("the shed is blue", key="shed", links=["note-0"])
+    engram.remember("the shed key is under the pot", key="shed-key", links=["shed"])
+    many = call(tools, "memory_recall", query="garden note", limit=60)
+    assert not many.is_error and many.content.count("\n- note-") == 59
+    limits = next(t for t in MEMORY_TOOLS if t.name == "memory_recall").parameters["properties"]
+    assert (limits["limit"]["maximum"], limits["depth"]["maximum"]) == (100, 3)
+    one_hop = call(tools, "memory_recall", query="garden note 0", limit=1, depth=1).content
+    two_hops = call(tools, "memory_recall", query="garden note 0", limit=1, depth=2)
+    assert "- shed (" in one_hop and "- shed-key (" not in one_hop
+    assert not two_hops.is_error and "- shed-key (" in two_hops.content
+    assert call(tools, "memory_recall", query="garden", limit=101).is_error
+    assert call(tools, "memory_recall", query="garden", depth=4).is_error
+

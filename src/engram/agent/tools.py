@@ -20,7 +20,7 @@ from engram.engine import Engram, Filters
 from engram.errors import EngramError, NotFoundError, ValidationError
 from engram.interfaces.present import versions_dict
 from engram.llm.base import ToolSpec, decode_arguments
-from engram.model import Category, Memory, ToolCall, WriteResult
+from engram.model import MAX_LINK_DEPTH, MAX_RECALL_LIMIT, Category, Memory, ToolCall, WriteResult
 
 _CATEGORIES = [c.value for c in Category]
 
@@ -45,10 +45,11 @@ MEMORY_RECALL = ToolSpec(
         "type": "object",
         "properties": {
             "query": {"type": "string", "description": "Search text."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "Max results. Default: 5."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_RECALL_LIMIT, "description": "Max results. Default: 5."},
             "category": {"type": "string", "enum": _CATEGORIES, "description": "Only this category."},
-            "depth": {"type": "integer", "enum": [0, 1],
-                      "description": "0 = flat results, 1 = also linked neighbours (at most limit more)."},
+            "depth": {"type": "integer", "minimum": 0, "maximum": MAX_LINK_DEPTH,
+                      "description": "0 = flat results, 1 = also linked neighbours (at most limit more); "
+                                     "2-3 follow links further. Default: 0."},
         },
         "required": ["query"],
     },
@@ -190,8 +191,8 @@ class MemoryTools:
 
     def _recall(self, args: Mapping[str, Any]) -> str:
         query = require_string(args, "query")
-        limit = _optional_int(args, "limit", 5, 1, 50)
-        depth = _optional_int(args, "depth", 0, 0, 1)
+        limit = _optional_int(args, "limit", 5, 1, MAX_RECALL_LIMIT)
+        depth = _optional_int(args, "depth", 0, 0, MAX_LINK_DEPTH)
         category = _category(args)
         result = self.engram.recall(query, limit=limit, depth=depth, filters=Filters(category=category) if category else None)
         if not result.hits:
