@@ -227,3 +227,10 @@ def test_recall_takes_the_limit_and_depth_the_mcp_tool_of_its_name_takes(engram)
     assert call(tools, "memory_recall", query="garden", limit=101).is_error
     assert call(tools, "memory_recall", query="garden", depth=4).is_error
 
+
+def test_store_naming_itself_in_links_is_not_called_missing(engram):
+    # memory_store stored the entry and said "could not link to missing: self" for an entry that exists.
+    tools = MemoryTools(engram)
+    stored = call(tools, "memory_store", key="self", content="A note", links=["self", "nowhere"])
+    assert stored.content == "Stored: self (could not link to missing: nowhere) (not linked to itself: self)"
+    assert engram.get("self").links == ()

@@ -185,8 +185,13 @@ class MemoryTools:
         result, failed = store_entry(self.engram, key, content, _category(args) or "knowledge", links,
                                      source="agent-tool")
         text = f"{'Stored' if result.action == 'created' else result.action.capitalize()}: {result.memory.key}"
-        if failed:
-            text += f" (could not link to missing: {', '.join(failed)})"
+        # An entry never links to itself: naming it is not naming a missing entry.
+        itself = [t for t in failed if t in (result.memory.key, result.memory.id)]
+        missing = [t for t in failed if t not in itself]
+        if missing:
+            text += f" (could not link to missing: {', '.join(missing)})"
+        if itself:
+            text += f" (not linked to itself: {', '.join(itself)})"
         return text
 
     def _recall(self, args: Mapping[str, Any]) -> str:
