@@ -50,6 +50,7 @@ from engram.foreign_settings import (
     KeyPath,
     Origins,
     map_memory_block,
+    map_ptrclaw_agent_block,
     map_sclaw,
     map_variables,
     warn_once,
@@ -176,12 +177,16 @@ class _ConfigFileSource(PydanticBaseSettingsSource):
             raise ConfigError(f"config file {self.path} does not exist (named by --config or ENGRAM_CONFIG)")
         document = _read_config_file(self.path)
         values = {k: v for k, v in document.items() if k in self.settings_cls.model_fields}
-        agent = self.agent or set_variable("ENGRAM_AGENT") or str(document.get("agent") or "default")
+        if isinstance(values.get("agent"), dict):  # PtrClaw's agent block, not engram's agent name
+            del values["agent"]
+        named = document.get("agent")
+        agent = self.agent or set_variable("ENGRAM_AGENT") or str(named if named and not isinstance(named, dict) else "default")
         env = dict(os.environ)  # for the ${VAR} a foreign file may hold
         try:
             map_variables(document, values, env=env, origins=self.origins)
             map_sclaw(document, values, agent, env, self.origins)
             map_memory_block(document, values, env, self.origins)
+            map_ptrclaw_agent_block(document, values, env, self.origins)
         except ConfigError as exc:
             raise ConfigError(f"config file {self.path}: {exc}") from None
         # Another system's file: one it gave settings from, or one holding none of engram's keys.

@@ -15,6 +15,9 @@ one reader.
   (``FOREIGN_MEMORY_BLOCK``); PtrClaw's ``providers.openai.api_key`` is its embedding key's
   fallback, as PtrClaw has it. PtrClaw's ``path`` is engram's only with its JSON backend (the file
   is shared as it is); with SQLite it names PtrClaw's own database, not taken (a warning says so).
+- the ``agent`` block of PtrClaw's ``config.json`` (``FOREIGN_PTRCLAW_AGENT``): the history limits
+  its compaction reads (``max_history_messages``, ``token_limit``); its other keys are its own
+  agent loop's. The block is a table where engram's ``agent`` is a name, so it is never read as one.
 - mem0's ``MemoryConfig`` dict, as ``engram.compat.mem0.Memory.from_config`` is given it
   (``map_mem0_config``): its ``embedder`` and ``llm`` sections, its store sections left aside.
 
@@ -305,6 +308,13 @@ FOREIGN_MEMORY_BLOCK: dict[KeyPath, Rule] = {
     ("retention", "global_memories"): to("lifecycle", "retention", "global_days", convert=_days),
 }
 
+# The ``agent`` block of PtrClaw's config.json -> engram's settings: the limits its history compaction
+# reads ("History size exceeds max_history_messages", "75% of token_limit").
+FOREIGN_PTRCLAW_AGENT: dict[KeyPath, Rule] = {
+    ("max_history_messages",): to("history", "compaction", "max_history_messages"),
+    ("token_limit",): to("history", "compaction", "token_limit"),
+}
+
 # sclaw's ``modules: memory.sqlite:`` block -> engram's settings.
 FOREIGN_SCLAW_SQLITE: dict[str, Rule] = {
     "path": Rule((), _sclaw_database),
@@ -421,6 +431,18 @@ def map_memory_block(document: dict[str, Any], into: dict[str, Any], env: Mappin
         if key is not None:
             _apply(to("embeddings", "api_key", convert=_text_or_skip), key, "providers.openai.api_key", into, env,
                    origins)
+
+
+def map_ptrclaw_agent_block(document: dict[str, Any], into: dict[str, Any], env: Mapping[str, str],
+                            origins: Origins | None = None) -> None:
+    """PtrClaw's ``agent`` block (a table; engram's own ``agent`` is a name): its history limits."""
+    block = document.get("agent")
+    if not isinstance(block, dict):
+        return
+    for source, rule in FOREIGN_PTRCLAW_AGENT.items():
+        value = _at(block, source)
+        if value is not None:
+            _apply(rule, value, "agent." + ".".join(source), into, env, origins)
 
 
 # --- mem0's Memory.from_config -------------------------------------------------------------------

@@ -321,3 +321,29 @@ def test_memory_store_and_recall_take_the_schemas_category_words_alike_at_both_d
 
     over_mcp = asyncio.run(run())
     assert [text.split("category: ", 1)[1] for text in over_mcp] == [text.split("category: ", 1)[1] for text in said]
+
+
+def test_ptrclaws_whole_config_with_its_agent_block_is_read_and_gives_the_history_limits(tmp_path) -> None:
+    # PtrClaw's config.json holds an `agent` block beside `memory` ({"max_tool_iterations",
+    # "max_history_messages", "token_limit", ...}); its compaction runs past "max_history_messages
+    # (default: 50)" or "75% of token_limit (default: 128,000)". engram read the block as its own
+    # `agent` name and stopped every command: "invalid settings (agent: Input should be a valid string ...)".
+    import json
+
+    from engram.config import load_settings
+
+    home = _ptrclaw_home(tmp_path, {
+        "provider": "anthropic", "model": "claude-sonnet-4-6", "temperature": 0.7, "base_url": "",
+        "agent": {"max_tool_iterations": 10, "max_history_messages": 40, "token_limit": 64000,
+                  "disable_streaming": False},
+        "memory": {"backend": "json", "path": "", "synthesis": True, "synthesis_interval": 5,
+                   "embeddings": {"provider": ""}},
+        "channels": {"telegram": {"bot_token": "123456:ABC-DEF...", "allow_from": ["alice", "bob"]}}})
+    settings = load_settings(home=home)
+    assert settings.agent == "default"
+    assert (settings.history.compaction.max_history_messages, settings.history.compaction.token_limit) == (40, 64000)
+    stored = run_cli(home, "remember", "The deploy window is Tuesday", "--key", "deploy-window")
+    assert stored.returncode == 0, stored.stderr
+    shown = run_cli(home, "--json", "get", "deploy-window")
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["scope"] == "agent:default"
