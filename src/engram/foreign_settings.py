@@ -315,6 +315,15 @@ FOREIGN_PTRCLAW_AGENT: dict[KeyPath, Rule] = {
     ("token_limit",): to("history", "compaction", "token_limit"),
 }
 
+# PtrClaw's uint32 settings whose 0 turns a feature off, where engram's setting starts at 1: 0 is
+# read as the feature's switch instead. ``maybe_synthesize`` returns at once for a
+# ``synthesis_interval`` of 0 (no turn is counted, so none is synthesised before a compaction
+# either), and a cache of 0 entries evicts each answer as it is put.
+PTRCLAW_ZERO_IS_OFF: dict[KeyPath, KeyPath] = {
+    ("synthesis_interval",): ("chat", "synthesis"),
+    ("cache_max_entries",): ("chat", "response_cache"),
+}
+
 # sclaw's ``modules: memory.sqlite:`` block -> engram's settings.
 FOREIGN_SCLAW_SQLITE: dict[str, Rule] = {
     "path": Rule((), _sclaw_database),
@@ -418,9 +427,13 @@ def map_memory_block(document: dict[str, Any], into: dict[str, Any], env: Mappin
     provider = str(block.get("embedding_provider") or "").strip().lower()
     # PtrClaw's backend when the block names none is SQLite ("sqlite if compiled with SQLite support").
     ptrclaw_sqlite = str(block.get("backend") or "sqlite").strip().lower() != "json"
+    # Before the loop: the switch a 0 gives wins over the block's own (``"synthesis": true``).
+    off = [source for source in PTRCLAW_ZERO_IS_OFF if _at(block, source) == 0 and _at(block, source) is not False]
+    for source in off:
+        _apply(to(*PTRCLAW_ZERO_IS_OFF[source]), False, "memory." + ".".join(source), into, env, origins)
     for source, rule in FOREIGN_MEMORY_BLOCK.items():
         value = _at(block, source)
-        if value is None or isinstance(value, dict) or rule.provider not in (None, provider):
+        if value is None or isinstance(value, dict) or rule.provider not in (None, provider) or source in off:
             continue
         if source == ("path",) and ptrclaw_sqlite:
             rule = Rule((), _ptrclaw_database)

@@ -347,3 +347,22 @@ def test_ptrclaws_whole_config_with_its_agent_block_is_read_and_gives_the_histor
     shown = run_cli(home, "--json", "get", "deploy-window")
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["scope"] == "agent:default"
+
+
+def test_ptrclaw_synthesis_interval_and_cache_max_entries_of_0_turn_the_feature_off(tmp_path) -> None:
+    # PtrClaw's uint32s: `maybe_synthesize` returns at once for a `synthesis_interval` of 0, and a
+    # response cache of 0 `cache_max_entries` evicts every answer as it is put. engram refused both
+    # (every command stopped: "chat.synthesis_interval: Input should be greater than or equal to 1").
+    from engram.config import load_settings
+
+    home = _ptrclaw_home(tmp_path, {"memory": {"synthesis": True, "synthesis_interval": 0, "response_cache": True,
+                                               "cache_max_entries": 0, "embeddings": {"provider": ""}}})
+    stored = run_cli(home, "remember", "The deploy window is Tuesday")
+    assert stored.returncode == 0, stored.stderr
+    settings = load_settings(home=home)
+    assert settings.chat.synthesis is False and settings.chat.response_cache is False
+    assert (settings.chat.synthesis_interval, settings.chat.cache_max_entries) == (5, 100)  # the defaults, unused
+    (tmp_path / "kept").mkdir()
+    kept = _ptrclaw_home(tmp_path / "kept", {"memory": {"synthesis_interval": 3, "cache_max_entries": 7}})
+    settings = load_settings(home=kept)
+    assert (settings.chat.synthesis, settings.chat.synthesis_interval, settings.chat.cache_max_entries) == (True, 3, 7)
