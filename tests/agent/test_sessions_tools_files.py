@@ -234,3 +234,13 @@ def test_store_naming_itself_in_links_is_not_called_missing(engram):
     stored = call(tools, "memory_store", key="self", content="A note", links=["self", "nowhere"])
     assert stored.content == "Stored: self (could not link to missing: nowhere) (not linked to itself: self)"
     assert engram.get("self").links == ()
+
+
+def test_store_passes_on_the_writes_warnings_as_the_mcp_tool_does(tmp_path):
+    # With memory disabled, memory_store answered "Unchanged: deploy" - the model read its fact as kept.
+    from engram.engine import Engram
+
+    with Engram.from_settings(home=tmp_path, backend="disabled", embeddings={"provider": "none"}) as engram:
+        said = call(MemoryTools(engram), "memory_store", key="deploy", content="Deploys go out on Tuesdays")
+        assert said.content == "Unchanged: deploy (warning: memory is disabled: nothing was stored)"
+        assert not said.is_error and engram.count() == 0

@@ -192,6 +192,10 @@ class MemoryTools:
             text += f" (could not link to missing: {', '.join(missing)})"
         if itself:
             text += f" (not linked to itself: {', '.join(itself)})"
+        # What the store said of the write (memory disabled, PII found), as the MCP tool returns it:
+        # "Unchanged: k" alone tells the model its fact is kept when nothing was.
+        for warning in result.warnings:
+            text += f" (warning: {warning})"
         return text
 
     def _recall(self, args: Mapping[str, Any]) -> str:
