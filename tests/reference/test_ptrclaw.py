@@ -366,3 +366,21 @@ def test_ptrclaw_synthesis_interval_and_cache_max_entries_of_0_turn_the_feature_
     kept = _ptrclaw_home(tmp_path / "kept", {"memory": {"synthesis_interval": 3, "cache_max_entries": 7}})
     settings = load_settings(home=kept)
     assert (settings.chat.synthesis, settings.chat.synthesis_interval, settings.chat.cache_max_entries) == (True, 3, 7)
+
+
+def test_an_unknown_backend_is_refused_as_the_guide_says_not_turned_into_none(tmp_path) -> None:
+    # PtrClaw's create_memory "falls back to `none` if unavailable": memory silently off. engram
+    # refuses the name, and docs/coming-from/ptrclaw.md quotes what it says.
+    import re
+    from pathlib import Path
+
+    home = _ptrclaw_home(tmp_path, {"memory": {"backend": "bogus"}})
+    refused = run_cli(home, "count")
+    assert refused.returncode == 4
+    quoted = re.search(r'unknown memory backend "bogus" \(allowed: [a-z, ]+\)', refused.stderr)
+    assert quoted, refused.stderr
+    page = re.sub(r"\s+", " ", (Path(__file__).parents[2] / "docs/coming-from/ptrclaw.md").read_text())
+    assert f"`{quoted[0]}`" in page
+    (tmp_path / "off").mkdir()
+    off = _ptrclaw_home(tmp_path / "off", {"memory": {"backend": "none"}})
+    assert run_cli(off, "count").stdout.strip() == "0"  # PtrClaw's own "none" is engram's disabled
