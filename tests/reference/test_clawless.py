@@ -214,3 +214,25 @@ def test_an_unread_clawless_history_in_the_bridge_home_is_said_where_history_com
         engram.import_from(bridge, kind="clawless")  # brought in: a read is no longer empty, nor an unused key's
         assert engram.history.count("telegram:12345") == 4 and engram.history.all("telegram:9") == []
         assert not [r for r in caplog.records if "not read" in r.getMessage()]
+
+
+def test_a_jsonl_history_keeps_max_entries_exchanges_of_one_chat(tmp_path: Path) -> None:
+    # Clawless: "CONVERSATION_HISTORY_MAX_ENTRIES (default 100): max stored entries (FIFO rotation)".
+    # A file of 100 exchanges of one chat keeps 100 after one more, its oldest gone: engram trimmed
+    # the conversation to history.max_history_len (100 messages, 50 exchanges), deleting half of the
+    # lines of Clawless's own file on one append; that bound is what a session restores.
+    from engram.engine import Engram
+
+    bridge = tmp_path / "clawless"
+    bridge.mkdir()
+    path = bridge / "conversation-history.jsonl"
+    path.write_text("".join(json.dumps({
+        "timestamp": f"2026-02-10T08:{i // 60:02d}:{i % 60:02d}.000Z", "chat_id": "42", "user_message": f"q{i}",
+        "bot_response": f"a{i}", "platform": "telegram"}) + "\n" for i in range(100)))
+    with Engram.from_settings(home=tmp_path / "home", history={"backend": "jsonl", "path": path}) as engram:
+        engram.history.append("telegram:42", "user", "q100")
+        engram.history.append("telegram:42", "assistant", "a100")
+        assert engram.history.count("telegram:42") == 200
+        assert len(engram.history.restore("telegram:42")) == 100  # a session restores max_history_len messages
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(lines) == 100 and lines[0]["user_message"] == "q1" and lines[-1]["user_message"] == "q100"
