@@ -236,3 +236,18 @@ def test_a_jsonl_history_keeps_max_entries_exchanges_of_one_chat(tmp_path: Path)
         assert len(engram.history.restore("telegram:42")) == 100  # a session restores max_history_len messages
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert len(lines) == 100 and lines[0]["user_message"] == "q1" and lines[-1]["user_message"] == "q100"
+
+
+def test_semantic_recall_takes_any_topk_the_recap_top_k_setting_takes(served: Served) -> None:
+    # Clawless: "CONVERSATION_HISTORY_RECAP_TOP_K (default 3)"; "Increase CONVERSATION_HISTORY_RECAP_TOP_K
+    # if needed". The setting goes to 100 and a topK left out is that setting, so a request's topK goes
+    # as far: the route refused topK 51-100 that the same server answered when it came from the setting.
+    with served.client(served.alice) as c:
+        c.post("/api/v1/history/telegram:42", json={"role": "user", "content": "My dog is called Biscuit"})
+        c.post("/api/v1/history/telegram:42", json={"role": "assistant", "content": "Noted."})
+        for top_k in (51, 100):
+            answer = c.post("/api/memory/semantic-recall", json={"input": "dog", "topK": top_k})
+            assert answer.status_code == 200, answer.text
+            assert [e["userMessage"] for e in answer.json()["entries"]] == ["My dog is called Biscuit"]
+        past = c.post("/api/memory/semantic-recall", json={"input": "dog", "topK": 101})
+        assert past.status_code == 422 and past.json()["field"] == "topK" and "100" in past.json()["detail"], past.text
