@@ -193,6 +193,12 @@ class MessageIn(Body):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+class SummaryIn(Body):
+    """sclaw's ``SetSummary``: the text that replaces a conversation's summary ("" removes it)."""
+
+    summary: str = Field(..., description="The new summary; an empty one removes it.")
+
+
 class MessagesIn(Body):
     """Messages to append together, all or none (a run's turn: the user's words, the tool calls
     and their results, the answer); a tool result may answer a call made earlier in the list."""
