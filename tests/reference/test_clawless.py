@@ -251,3 +251,19 @@ def test_semantic_recall_takes_any_topk_the_recap_top_k_setting_takes(served: Se
             assert [e["userMessage"] for e in answer.json()["entries"]] == ["My dog is called Biscuit"]
         past = c.post("/api/memory/semantic-recall", json={"input": "dog", "topK": 101})
         assert past.status_code == 422 and past.json()["field"] == "topK" and "100" in past.json()["detail"], past.text
+
+
+def test_semantic_recall_switched_off_still_refuses_a_malformed_chat_id(tmp_path: Path) -> None:
+    # Clawless: "Semantic recall can be disabled at runtime by setting CONVERSATION_SEMANTIC_RECALL_ENABLED=false";
+    # then recall finds nothing. A chatId that names no chat was still answered with that nothing, where
+    # the same request with recall on is refused naming chatId: a caller's mistake hid until recall was on.
+    from engram.engine import Engram
+    from engram.errors import ValidationError
+
+    with Engram.from_settings(home=tmp_path, history={"semantic": False}) as engram:
+        assert engram.history.semantic_recall("dog", key="42").hits == ()
+        assert engram.history.semantic_recall("dog", key="telegram:42").recap == ""
+        for bad, field in (("4 2", "chatId"), ("", "chatId"), (7, "chatId"), ("a:b:c:d", "key")):
+            with pytest.raises(ValidationError) as refused:
+                engram.history.semantic_recall("dog", key=bad)
+            assert refused.value.field == field, refused.value

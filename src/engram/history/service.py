@@ -41,7 +41,7 @@ from engram.history.compaction import (
     Summarizer,
     compact_conversation,
 )
-from engram.history.keys import normal_key, shown_key
+from engram.history.keys import key_or_chat, normal_key, shown_key
 from engram.history.recap import pair_exchanges
 from engram.history.semantic import ExchangeIndex, SemanticRecall
 from engram.history.settings import CompactionSettings
@@ -484,6 +484,8 @@ class History:
         not a whole number of at least 1 (one past every exchange held returns them all)."""
         query = parse_query(query, "query")
         top_k = self.recap_top_k if top_k is None else parse_integer(top_k, "top_k", 1)  # checked with no index too
+        if key is not None:
+            key_or_chat(key)  # and the chat id or key: a malformed one is refused whether recall is on or off
         self._live_store()  # refused once closed, as every read is (the semantic store closes with it)
         if self.semantic is None:
             return self._recalled(SemanticRecall((), ""))
