@@ -192,7 +192,8 @@ def open_history(settings: Settings, agent: str, backend: Backend | None = None,
     return History(store, max_history_len=h.max_history_len, compaction=h.compaction, semantic=semantic,
                    purge=purge, recap_top_k=h.recap_top_k, on_close=None if home is backend else home.close,
                    enabled=h.enabled, privacy=privacy,
-                   unread=unread_clawless_history(settings, home.path if name == "jsonl" else None))
+                   unread=unread_clawless_history(settings, home.path if name == "jsonl" else None),
+                   trims=name != "jsonl")  # the JSONL store keeps its own bound, Clawless's max_entries
 
 
 def unread_clawless_history(settings: Settings, jsonl_file: Path | None) -> Callable[[], None] | None:

@@ -81,3 +81,23 @@ def test_prompt_context_injection_keeps_its_rendered_lines_within_the_budget(eng
         if len(lines) < 6:  # and the next line would not have fitted
             nxt = inject_memory(engram, "sailing boat lake", max_tokens=10_000, style="prompt_context").splitlines()
             assert estimate_tokens("\n".join(nxt[: len(lines) + 1])) > budget
+
+
+def test_max_facts_or_max_tokens_of_zero_injects_nothing_and_a_bad_one_is_named(engram):
+    # sclaw's InjectMemory: "Returns nil when the store is nil or no relevant facts are found", and its
+    # MaxFacts <= 0 or MaxTokens <= 0 asks for nothing. engram refused max_facts=0 naming recall's
+    # "limit", an argument the caller never passed, and a max_tokens that is no number failed in a comparison.
+    import pytest
+
+    from engram.errors import ValidationError
+
+    engram.remember("User prefers dark mode", key="dark-mode")
+    assert inject_memory(engram, "dark mode", max_facts=1) == "## Relevant Memory\n\n- User prefers dark mode"
+    for nothing in ({"max_facts": 0}, {"max_facts": -1}, {"max_tokens": 0}, {"max_tokens": -5}):
+        assert inject_memory(engram, "dark mode", **nothing) == ""
+    for wrong, field in (({"max_facts": 101}, "max_facts"), ({"max_facts": "3"}, "max_facts"),
+                         ({"max_facts": 2.5}, "max_facts"), ({"max_tokens": None}, "max_tokens"),
+                         ({"max_tokens": "2000"}, "max_tokens")):
+        with pytest.raises(ValidationError) as refused:
+            inject_memory(engram, "dark mode", **wrong)
+        assert refused.value.field == field, refused.value

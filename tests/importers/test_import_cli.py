@@ -308,6 +308,20 @@ def test_one_message_trimmed_to_the_cap_is_counted_in_the_singular(tmp_path: Pat
                                  "history.max_history_len (3) messages"]
 
 
+def test_a_jsonl_history_names_its_own_bound_for_what_an_import_does_not_keep(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # The jsonl backend keeps Clawless's bound (history.max_entries exchanges per agent), not
+    # max_history_len messages: the warning named max_history_len, which had dropped nothing.
+    home = tmp_path / "home"
+    monkeypatch.setenv("ENGRAM_HISTORY__BACKEND", "jsonl")
+    monkeypatch.setenv("ENGRAM_HISTORY__MAX_ENTRIES", "1")
+    first = as_json(home, "import", str(FIXTURES / "clawless" / "conversation-history.jsonl"))
+    # telegram:12345's two exchanges keep the newer (then slack's one exchange takes the agent's only line).
+    assert first["warnings"] == ["telegram:12345: 2 older messages not kept: a jsonl history keeps at most "
+                                 "history.max_entries exchanges per agent"], first
+    assert len((home / "conversation-history.jsonl").read_text().splitlines()) == 1
+
+
 def test_a_path_that_does_not_exist_is_named_as_missing(tmp_path: Path) -> None:
     # Not "cannot read ... (allowed: a readable UTF-8 file)": the path may be a folder's, which is allowed too.
     home = tmp_path / "home"

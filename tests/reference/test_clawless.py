@@ -214,3 +214,56 @@ def test_an_unread_clawless_history_in_the_bridge_home_is_said_where_history_com
         engram.import_from(bridge, kind="clawless")  # brought in: a read is no longer empty, nor an unused key's
         assert engram.history.count("telegram:12345") == 4 and engram.history.all("telegram:9") == []
         assert not [r for r in caplog.records if "not read" in r.getMessage()]
+
+
+def test_a_jsonl_history_keeps_max_entries_exchanges_of_one_chat(tmp_path: Path) -> None:
+    # Clawless: "CONVERSATION_HISTORY_MAX_ENTRIES (default 100): max stored entries (FIFO rotation)".
+    # A file of 100 exchanges of one chat keeps 100 after one more, its oldest gone: engram trimmed
+    # the conversation to history.max_history_len (100 messages, 50 exchanges), deleting half of the
+    # lines of Clawless's own file on one append; that bound is what a session restores.
+    from engram.engine import Engram
+
+    bridge = tmp_path / "clawless"
+    bridge.mkdir()
+    path = bridge / "conversation-history.jsonl"
+    path.write_text("".join(json.dumps({
+        "timestamp": f"2026-02-10T08:{i // 60:02d}:{i % 60:02d}.000Z", "chat_id": "42", "user_message": f"q{i}",
+        "bot_response": f"a{i}", "platform": "telegram"}) + "\n" for i in range(100)))
+    with Engram.from_settings(home=tmp_path / "home", history={"backend": "jsonl", "path": path}) as engram:
+        engram.history.append("telegram:42", "user", "q100")
+        engram.history.append("telegram:42", "assistant", "a100")
+        assert engram.history.count("telegram:42") == 200
+        assert len(engram.history.restore("telegram:42")) == 100  # a session restores max_history_len messages
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(lines) == 100 and lines[0]["user_message"] == "q1" and lines[-1]["user_message"] == "q100"
+
+
+def test_semantic_recall_takes_any_topk_the_recap_top_k_setting_takes(served: Served) -> None:
+    # Clawless: "CONVERSATION_HISTORY_RECAP_TOP_K (default 3)"; "Increase CONVERSATION_HISTORY_RECAP_TOP_K
+    # if needed". The setting goes to 100 and a topK left out is that setting, so a request's topK goes
+    # as far: the route refused topK 51-100 that the same server answered when it came from the setting.
+    with served.client(served.alice) as c:
+        c.post("/api/v1/history/telegram:42", json={"role": "user", "content": "My dog is called Biscuit"})
+        c.post("/api/v1/history/telegram:42", json={"role": "assistant", "content": "Noted."})
+        for top_k in (51, 100):
+            answer = c.post("/api/memory/semantic-recall", json={"input": "dog", "topK": top_k})
+            assert answer.status_code == 200, answer.text
+            assert [e["userMessage"] for e in answer.json()["entries"]] == ["My dog is called Biscuit"]
+        past = c.post("/api/memory/semantic-recall", json={"input": "dog", "topK": 101})
+        assert past.status_code == 422 and past.json()["field"] == "topK" and "100" in past.json()["detail"], past.text
+
+
+def test_semantic_recall_switched_off_still_refuses_a_malformed_chat_id(tmp_path: Path) -> None:
+    # Clawless: "Semantic recall can be disabled at runtime by setting CONVERSATION_SEMANTIC_RECALL_ENABLED=false";
+    # then recall finds nothing. A chatId that names no chat was still answered with that nothing, where
+    # the same request with recall on is refused naming chatId: a caller's mistake hid until recall was on.
+    from engram.engine import Engram
+    from engram.errors import ValidationError
+
+    with Engram.from_settings(home=tmp_path, history={"semantic": False}) as engram:
+        assert engram.history.semantic_recall("dog", key="42").hits == ()
+        assert engram.history.semantic_recall("dog", key="telegram:42").recap == ""
+        for bad, field in (("4 2", "chatId"), ("", "chatId"), (7, "chatId"), ("a:b:c:d", "key")):
+            with pytest.raises(ValidationError) as refused:
+                engram.history.semantic_recall("dog", key=bad)
+            assert refused.value.field == field, refused.value

@@ -211,3 +211,23 @@ def test_data_dir_alone_works_and_engrams_path_on_sclaws_database_is_refused_unc
     assert refused.returncode != 0
     assert f"{data / 'memory.db'} is a sclaw database (facts, messages), not engram's" in refused.stderr
     assert {k: v for k, v in _snapshot(data).items() if not k.startswith("engram/")} == sclaws
+
+
+def test_set_summary_over_http_replaces_the_summary_as_sclaws_store_does(served) -> None:  # noqa: ANN001 - a fixture
+    # sclaw's HistoryStore: "SetSummary | Stores a compaction summary, replacing any previous one" and
+    # "GetSummary | Returns the stored summary (empty string if none)". The HTTP door read a summary
+    # but had no way to set one, which the library (set_summary) and the CLI (history summary --set) have.
+    with served.client(served.alice) as c:
+        assert c.get("/api/v1/history/telegram:42/summary").json()["summary"] == ""
+        first = c.put("/api/v1/history/telegram:42/summary", json={"summary": "The user greeted us."})
+        assert first.status_code == 200, first.text
+        assert first.json() == {"conversation": "telegram:42", "summary": "The user greeted us.", "warnings": []}
+        c.put("/api/v1/history/telegram:42/summary", json={"summary": "The user asked about dogs."})
+        assert c.get("/api/v1/history/telegram:42/summary").json()["summary"] == "The user asked about dogs."
+        assert c.put("/api/v1/history/telegram:42/summary", json={"summary": ""}).json()["summary"] == ""
+        assert c.get("/api/v1/history/telegram:42/summary").json()["summary"] == ""
+        for body, field in (({}, "summary"), ({"summary": 7}, "summary"), ({"summary": "x", "extra": 1}, "extra")):
+            refused = c.put("/api/v1/history/telegram:42/summary", json=body)
+            assert refused.status_code == 422 and refused.json()["field"] == field, refused.text
+    with served.client(served.bob) as c:  # one agent never reads another's conversation
+        assert c.get("/api/v1/history/telegram:42/summary").json()["summary"] == ""

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from engram.engine import Engram
-from engram.model import Category, Memory
+from engram.model import MAX_RECALL_LIMIT, Category, Memory, parse_integer
 from engram.text import query_terms
 
 TokenEstimator = Callable[[str], int]
@@ -83,8 +83,15 @@ def inject_memory(
     now: float | None = None,
 ) -> str:
     """The memory section for a system prompt, or ``""`` when memory is off or nothing is relevant.
-    Core entries are left out (the soul block carries them). Raises ``StorageError``."""
-    if engram is None or not query_terms(query):
+    Core entries are left out (the soul block carries them). ``max_facts`` or ``max_tokens`` of 0
+    or less asks for nothing, as sclaw's ``MaxFacts``/``MaxTokens``: ``""``. Raises
+    ``ValidationError`` (naming ``max_facts`` past recall's limit, or either when not an integer)
+    and ``StorageError``."""
+    lowest = -(2**63)  # any amount of nothing: only the type and the upper bound are checked
+    max_facts = parse_integer(max_facts, "max_facts", lowest, MAX_RECALL_LIMIT,
+                              allowed=f"an integer up to {MAX_RECALL_LIMIT} (0 or less: nothing injected)")
+    max_tokens = parse_integer(max_tokens, "max_tokens", lowest, allowed="an integer (0 or less: nothing injected)")
+    if engram is None or max_facts <= 0 or max_tokens <= 0 or not query_terms(query):
         return ""
     hits = [m for m in engram.recall(query, limit=max_facts).memories if m.category is not Category.CORE]
     if style == "prompt_context":

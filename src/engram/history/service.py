@@ -3,7 +3,8 @@
 It validates what the store takes as given: roles and fields (``make_message``), and that a
 tool result answers a tool call still in the conversation. After each append it trims the
 conversation to ``max_history_len`` messages (oldest first, never leaving a tool result without
-its call), indexes each completed exchange in the semantic store when there is one, and
+its call; a JSONL store keeps Clawless's own bound instead, ``trims``), indexes each completed
+exchange in the semantic store when there is one, and
 assembles what a recreated session restores: the summary first, then the recent messages.
 ``append_many`` appends a batch all or nothing (validated whole, then one store write); a single
 append is a batch of one, so both take the same path (``_add``).
@@ -40,7 +41,7 @@ from engram.history.compaction import (
     Summarizer,
     compact_conversation,
 )
-from engram.history.keys import normal_key, shown_key
+from engram.history.keys import key_or_chat, normal_key, shown_key
 from engram.history.recap import pair_exchanges
 from engram.history.semantic import ExchangeIndex, SemanticRecall
 from engram.history.settings import CompactionSettings
@@ -103,12 +104,17 @@ class History:
         enabled: bool = True,
         privacy: PiiPolicy | None = None,
         unread: Callable[[], None] | None = None,
+        trims: bool = True,
     ) -> None:
         """``on_close`` runs after the store closes (a history backend opened for this history);
         ``enabled`` False: appends are not stored (see the module doc); ``privacy`` is the engine's
         PII policy (``engram.root`` passes it), applied to every message and summary written.
         ``unread``: called when a read comes back empty while another system's history lies unread
-        in the home (``root.open_history``: Clawless's file), to say so once."""
+        in the home (``root.open_history``: Clawless's file), to say so once. ``trims`` False: a
+        store that bounds itself (JSONL: Clawless's ``max_entries`` lines per agent, FIFO) is not
+        trimmed to ``max_history_len``, which then bounds only what a session restores (sclaw's
+        ``GetRecent(key, MaxHistoryLen)``): the trim deleted half of a Clawless file's lines of a
+        chat that Clawless keeps."""
         if max_history_len < 2:
             raise ValidationError("max_history_len", f"{max_history_len} is too small", "2 or more")
         self.store = store
@@ -116,6 +122,7 @@ class History:
         self._parent: History | None = None  # set by ``for_agent``: closing that one closes this one's storage
         self.enabled = enabled
         self.max_history_len = max_history_len
+        self.trims = trims
         self.compaction = compaction or CompactionSettings()
         self.semantic = semantic
         self.purge_hook = purge
@@ -154,7 +161,7 @@ class History:
         view = History(self._live_store().for_agent(agent), max_history_len=self.max_history_len, compaction=self.compaction,
                        semantic=None if self.semantic is None else self.semantic.for_agent(agent), purge=purge,
                        recap_top_k=self.recap_top_k, clock=self.clock, enabled=self.enabled, privacy=self.privacy,
-                       unread=self.unread)
+                       unread=self.unread, trims=self.trims)
         view._parent = self
         return view
 
@@ -303,7 +310,7 @@ class History:
             calls.update(call.id for call in message.tool_calls)
         self._live_store().append_many(key, batch)
         window = [*recent, *batch]
-        if len(window) > self.max_history_len:
+        if self.trims and len(window) > self.max_history_len:
             self._trim(key)
         # An assistant answer that calls no tool ends a turn.
         ends = [i for i, m in enumerate(batch) if m.role is Role.ASSISTANT and not m.tool_calls]
@@ -477,6 +484,8 @@ class History:
         not a whole number of at least 1 (one past every exchange held returns them all)."""
         query = parse_query(query, "query")
         top_k = self.recap_top_k if top_k is None else parse_integer(top_k, "top_k", 1)  # checked with no index too
+        if key is not None:
+            key_or_chat(key)  # and the chat id or key: a malformed one is refused whether recall is on or off
         self._live_store()  # refused once closed, as every read is (the semantic store closes with it)
         if self.semantic is None:
             return self._recalled(SemanticRecall((), ""))

@@ -8,6 +8,9 @@ from pydantic import Field, model_validator
 
 from engram.settings_section import SettingsSection
 
+# The most exchanges a semantic recall returns from the setting or a request's topK (the same bound at both).
+MAX_RECAP_TOP_K = 100
+
 
 class CompactionSettings(SettingsSection):
     """When and how ``history.compaction`` shortens a conversation (PtrClaw + sclaw)."""
@@ -50,7 +53,7 @@ class HistorySettings(SettingsSection):
     semantic: bool = True
     semantic_max_entries: int = Field(1000, ge=1)
     semantic_max_chars_per_entry: int = Field(4000, ge=10)
-    recap_top_k: int = Field(3, ge=1, le=100)
+    recap_top_k: int = Field(3, ge=1, le=MAX_RECAP_TOP_K)
     # Unset: home/transcripts (``Settings.transcripts_folder``). With an encryption key, turn
     # indexing writes transcripts only when this is set (``Settings.automatic_transcripts_folder``).
     transcripts_dir: Path | None = None

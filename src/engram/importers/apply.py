@@ -758,8 +758,9 @@ def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, 
         gained[(agent, key)] = kept
         if kept < marks.total():
             whose = "" if agent == own else f" (agent {agent})"
-            warnings.append(f"{shown_key(key)}{whose}: {counted(marks.total() - kept, 'older message')} not kept: a conversation "
-                            f"holds at most history.max_history_len ({history.max_history_len}) messages")
+            bound = (f"a conversation holds at most history.max_history_len ({history.max_history_len}) messages" if history.trims
+                     else "a jsonl history keeps at most history.max_entries exchanges per agent")
+            warnings.append(f"{shown_key(key)}{whose}: {counted(marks.total() - kept, 'older message')} not kept: {bound}")
     return added, present, gained
 
 

@@ -96,8 +96,8 @@ def append(
         None, "--messages", help="A file holding a JSON list of messages (role, content, tool_calls, tool_call_id, "
         "metadata), or - for stdin: appended all or none, instead of CONTENT."),
 ) -> None:
-    """Append a message to a conversation (trimmed to max_history_len afterwards), or with
-    --messages a list of them, all or none."""
+    """Append a message to a conversation (trimmed to max_history_len afterwards; a jsonl
+    history keeps max_entries exchanges instead), or with --messages a list of them, all or none."""
     st = state(ctx)
     history = st.engram().history
     if messages is not None:

@@ -18,7 +18,7 @@ from engram.interfaces.http import (
 from engram.interfaces.http.auth import metrics_access
 from engram.interfaces.http.routes_memory import Eng
 from engram.interfaces.http.routing import Router
-from engram.interfaces.http.schemas import MessageIn, MessagesIn, ReadinessOut, SemanticRecallIn
+from engram.interfaces.http.schemas import MessageIn, MessagesIn, ReadinessOut, SemanticRecallIn, SummaryIn
 
 public = Router(tags=["service"])
 router = Router(prefix="/api/v1", tags=["service"])
@@ -101,6 +101,15 @@ def history_summary(eng: Eng, conversation: str) -> dict[str, Any]:
     with present.wire_names(CONVERSATION_WIRE):
         summary = seams.history(eng).summary(conversation)
     return {"conversation": conversation, "summary": summary}
+
+
+@router.put("/history/{conversation:ref}/summary", summary="Replace a conversation's summary (sclaw's SetSummary)")
+def history_set_summary(eng: Eng, conversation: str, body: SummaryIn) -> dict[str, Any]:
+    history = seams.history(eng)
+    with present.wire_names(CONVERSATION_WIRE):
+        warnings = history.set_summary(conversation, body.summary)
+        summary = history.summary(conversation)
+    return {"conversation": conversation, "summary": summary, "warnings": list(warnings)}
 
 
 @router.delete("/history/{conversation:ref}", summary="Delete a conversation's history")

@@ -13,6 +13,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from pydantic_core import PydanticCustomError
 
 from engram.errors import ValidationError
+from engram.history.settings import MAX_RECAP_TOP_K
 from engram.model import MAX_REASON_CHARS, parse_number, usable_text
 
 ScopeName = Literal["agent", "session", "global"]
@@ -173,7 +174,7 @@ class SemanticRecallIn(Body):
 
     input: SearchText = Field(..., description="The current question.")
     chatId: UsableText | None = None  # noqa: N815 - the wire name
-    topK: WholeNumber | None = Field(None, ge=1, le=50)  # noqa: N815
+    topK: WholeNumber | None = Field(None, ge=1, le=MAX_RECAP_TOP_K)  # noqa: N815 - as far as history.recap_top_k
 
 
 class ToolCallIn(Body):
@@ -190,6 +191,12 @@ class MessageIn(Body):
     tool_calls: list[ToolCallIn] | None = None
     tool_call_id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class SummaryIn(Body):
+    """sclaw's ``SetSummary``: the text that replaces a conversation's summary ("" removes it)."""
+
+    summary: str = Field(..., description="The new summary; an empty one removes it.")
 
 
 class MessagesIn(Body):
