@@ -50,6 +50,9 @@ if TYPE_CHECKING:
     from engram.privacy import PiiPolicy
 
 Holders = Callable[[Sequence[str]], Mapping[str, str | None]]  # stored id -> its agent (None: global)
+# The id of the stored memory holding a key in the first of ``scopes`` (most specific first) that has
+# one, or None: an import's links by key to what is already stored.
+Keyed = Callable[[tuple[Scope, ...], str], str | None]
 
 FORMAT = "engram-snapshot"
 VERSION = 1
@@ -72,7 +75,8 @@ def load(document: str | bytes, *, max_content_chars: int, default_scope: Scope 
 
 
 def load_into(document: str | bytes, agent: str | None, holders: Holders, *, max_content_chars: int,
-              privacy: PiiPolicy | None = None, elsewhere: Holders | None = None) -> tuple[list[Memory], list[str]]:
+              privacy: PiiPolicy | None = None, elsewhere: Holders | None = None,
+              keyed: Keyed | None = None) -> tuple[list[Memory], list[str]]:
     """A snapshot parsed (as ``load``) for import into ``agent``: agent-scoped memories join it
     (their sessions kept under it), global ones stay global. A memory keeps its id when it was this
     agent's (or global) in the snapshot and no other agent holds that id; otherwise it gets an id
@@ -90,11 +94,13 @@ def load_into(document: str | bytes, agent: str | None, holders: Holders, *, max
     both places (an identical copy is left for the store to skip). Each entry's content, search
     context and metadata are screened by ``privacy`` (the engine's PII policy) before anything else
     reads them, a key made from the content included; returned beside the memories are its warnings,
-    each naming its entry. Raises ``SnapshotError``."""
+    each naming its entry. A link keeps what it names among the stored memories, as PtrClaw's import
+    keeps an entry's links by key (``_stored_links``, with ``keyed``). Raises ``SnapshotError``."""
     warnings: list[str] = []
     data = _json(document)
     parsed = _parse(data, max_content_chars=max_content_chars, default_scope=Scope(agent),
-                    screen=None if privacy is None else _screener(privacy, warnings), warnings=warnings)
+                    screen=None if privacy is None else _screener(privacy, warnings), warnings=warnings,
+                    keep_outside=keyed is not None)
     if _is_engram_snapshot(data):
         warnings.extend(_unknown_top_fields(data))
         warnings.extend(_unknown_fields(parsed))
@@ -114,6 +120,7 @@ def load_into(document: str | bytes, agent: str | None, holders: Holders, *, max
         ids.setdefault(memory.id, memory.id if mine else derived_id(("snapshot", scope.agent or "", memory.id),
                                                                        memory.created_at))
         placed.append((replace(memory, scope=scope), where))
+    linked = {} if keyed is None else _stored_links(placed, ids, agent, holders, keyed)
     outside = [m.superseded_by for m, _ in placed if m.superseded_by is not None and m.superseded_by not in ids]
     readable = {ref for ref, owner in holders(list(dict.fromkeys(outside))).items() if owner in (None, agent)}
     out = []
@@ -125,9 +132,35 @@ def load_into(document: str | bytes, agent: str | None, holders: Holders, *, max
         if dangling and memory.superseded_at is None:
             raise SnapshotError(f"{where}.superseded_by", f"{jsondoc.shown(successor)} is neither in this snapshot nor a stored "
                                 "memory of this agent", "the id of a memory in the snapshot or already stored")
-        out.append(replace(memory, id=ids[memory.id], links=tuple(ids[link] for link in memory.links),
+        links = (linked.get((memory.scope, link)) or ids.get(link) for link in memory.links)
+        out.append(replace(memory, id=ids[memory.id], links=tuple(dict.fromkeys(link for link in links if link)),
                            superseded_by=ids.get(successor, successor) if successor is not None else None))
     return out, warnings
+
+
+def _stored_links(placed: Sequence[tuple[Memory, str]], ids: Mapping[str, str], agent: str | None, holders: Holders,
+                  keyed: Keyed) -> dict[tuple[Scope, str], str]:
+    """What the links of the entries (as they land, ``placed``) name among the stored memories, by
+    the linking entry's scope and the link as written. Two kinds the snapshot alone loses: a link to
+    an entry the store will skip because its key is stored in the scope it lands in under another
+    id (the link goes to the stored memory, as PtrClaw's import finds it by key); and a link to no
+    entry of the snapshot, read as a stored id, else as a key, in the linking entry's scopes (its
+    session's, this agent's, global: most specific first), never another agent's memory."""
+    own = {m.id: m for m, _ in placed}
+    targets = dict.fromkeys(link for m, _ in placed for link in m.links if link in own)
+    stored = holders([ids[link] for link in targets])  # (a re-import: the entry's own id is stored)
+    skipped = {link: keyed((own[link].scope,), own[link].key) for link in targets if ids[link] not in stored}
+    outside = list(dict.fromkeys(link for m, _ in placed for link in m.links if link not in own))
+    readable = {ref for ref, owner in holders(outside).items() if owner in (None, agent)} if outside else set()
+    out: dict[tuple[Scope, str], str] = {}
+    for scope, link in dict.fromkeys((m.scope, link) for m, _ in placed for link in m.links):  # (each looked up once)
+        if link in own:
+            found = skipped.get(link)
+        else:
+            found = link if link in readable else keyed(scope.visible(), link)
+        if found is not None:
+            out[(scope, link)] = found
+    return out
 
 
 # Screens an entry's text field (named by its place, ``memories[3].content``) as it is to be stored.
@@ -287,10 +320,11 @@ def parse(data: Any, *, max_content_chars: int, default_scope: Scope = Scope()) 
 
 
 def _parse(data: Any, *, max_content_chars: int, default_scope: Scope, screen: Screen | None = None,
-           warnings: list[str] | None = None) -> list[tuple[Memory, str, Any]]:
+           warnings: list[str] | None = None, keep_outside: bool = False) -> list[tuple[Memory, str, Any]]:
     """Each entry's memory with its place in the document (``memories[3]``) and the entry as
     written; its text fields screened by ``screen`` when given. With ``warnings`` (an import), an
-    entry created later than its last change is created at the earlier, said there (``_times``)."""
+    entry created later than its last change is created at the earlier, said there (``_times``).
+    ``keep_outside``: links naming no entry are kept as written (an import looks them up stored)."""
     if isinstance(data, list):
         entries, where = data, "entries"
     elif isinstance(data, Mapping) and isinstance(data.get("memories"), list):
@@ -304,7 +338,7 @@ def _parse(data: Any, *, max_content_chars: int, default_scope: Scope, screen: S
     ptrclaw = _is_ptrclaw_file(data)
     memories = [_entry(entry, place, max_content_chars, default_scope, screen, ptrclaw, warnings)
                 for entry, place in zip(entries, places, strict=True)]
-    return list(zip(_resolve_links(memories), places, entries, strict=True))
+    return list(zip(_resolve_links(memories, keep_outside), places, entries, strict=True))
 
 
 # The JSON type each text or list field of an entry must have when present (null is absent).
@@ -440,14 +474,16 @@ def _count(value: Any, field: str) -> int:
     return int(value)
 
 
-def _resolve_links(memories: list[Memory]) -> list[Memory]:
-    """Links may name ids (engram) or keys (PtrClaw): turn keys into ids where they resolve."""
+def _resolve_links(memories: list[Memory], keep_outside: bool = False) -> list[Memory]:
+    """Links may name ids (engram) or keys (PtrClaw): turn keys into ids where they resolve; one
+    naming no entry is dropped, or kept as written with ``keep_outside``."""
     by_id = {m.id for m in memories}
     by_key = {m.key: m.id for m in memories}
     resolved = []
     for memory in memories:
         links = tuple(dict.fromkeys(
-            link if link in by_id else by_key[link] for link in memory.links if link in by_id or link in by_key
+            link if link in by_id else by_key.get(link, link) for link in memory.links
+            if link in by_id or link in by_key or keep_outside
         ))
         resolved.append(memory if links == memory.links else replace(memory, links=links))
     return resolved

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from engram import snapshot
 from engram.bulk import store_and_embed
 from engram.errors import ValidationError
-from engram.model import Memory
+from engram.model import Memory, MemoryFilter, Scope
 from engram.scoping import Filters, ScopeChoice
 from engram.store.base import ImportResult
 
@@ -52,7 +52,8 @@ class _Transferring:
     ) -> ImportResult:
         """Import a snapshot (engram's or PtrClaw's) into this agent. Keys or ids this agent (or
         global) already holds are skipped; memories whose ids another agent holds (with one database per
-        agent, in its own database) get ids of their own;
+        agent, in its own database) get ids of their own; a link to an entry skipped for its key, or to a
+        key or id not in the snapshot, goes to the memory stored under it for this agent (or global);
         a malformed document raises ``SnapshotError`` and imports nothing. Content, search context
         and metadata are screened for PII as ``remember`` screens them (``privacy.pii``; the
         warnings, naming each entry, in ``ImportResult.warnings``). The memories are stored
@@ -67,7 +68,7 @@ class _Transferring:
 
         memories, warnings = snapshot.load_into(document, self.scope.agent, self._holders,
                                                 max_content_chars=self.max_content_chars, privacy=self.privacy,
-                                                elsewhere=partial(held_in_other_databases, self))
+                                                elsewhere=partial(held_in_other_databases, self), keyed=self._keyed)
         from engram import erase as erase_mod
 
         memories, erased = erase_mod.without_erased(self, memories)
@@ -79,6 +80,13 @@ class _Transferring:
     def _holders(self, ids: Sequence[str]) -> dict[str, str | None]:
         """The agent holding each of ``ids`` that is stored (None for a global memory)."""
         return {m.id: m.scope.agent for m in self.store.get_many(list(ids))} if ids else {}
+
+    def _keyed(self, scopes: tuple[Scope, ...], key: str) -> str | None:
+        """The id of the stored memory with ``key`` in the first of ``scopes`` holding one (an
+        import's scopes: this agent's and global, never another agent's), or None."""
+        found = {m.scope: m.id for m in self.store.list(MemoryFilter(scopes=scopes, key=key, include_superseded=True),
+                                                        limit=len(scopes))}
+        return next((found[scope] for scope in scopes if scope in found), None)
 
     def import_from(
         self,

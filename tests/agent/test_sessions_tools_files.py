@@ -244,3 +244,23 @@ def test_store_passes_on_the_writes_warnings_as_the_mcp_tool_does(tmp_path):
         said = call(MemoryTools(engram), "memory_store", key="deploy", content="Deploys go out on Tuesdays")
         assert said.content == "Unchanged: deploy (warning: memory is disabled: nothing was stored)"
         assert not said.is_error and engram.count() == 0
+
+
+def test_null_for_an_optional_argument_is_its_default_as_over_mcp(engram):
+    # A model sends null for what it does not mean to set: memory_recall refused limit and depth null
+    # ("None is not an integer") while category null was taken as absent. Null is the default for
+    # every optional argument, as at the MCP tools of the same names; a required one is refused.
+    tools = MemoryTools(engram)
+    stored = call(tools, "memory_store", key="shed", content="The shed is blue", category=None, links=None)
+    assert not stored.is_error and engram.get("shed").category.value == "knowledge"
+    call(tools, "memory_store", key="gate", content="The gate by the shed sticks", links=["shed"])
+    for args in ({"limit": None}, {"depth": None}, {"category": None}, {"limit": None, "depth": None, "category": None}):
+        result = call(tools, "memory_recall", query="shed", **args)
+        assert result == call(tools, "memory_recall", query="shed"), (args, result)
+    for name, args, problem in (("memory_recall", {"query": None}, "query: is required"),
+                                ("memory_store", {"key": None, "content": "x"}, "key: is required"),
+                                ("memory_forget", {"key": None}, "key: is required"),
+                                ("memory_link", {"action": "link", "from": "shed", "to": None}, "to: is required")):
+        result = call(tools, name, **args)
+        assert result.is_error and problem in result.content, (name, args, result)
+    assert engram.count() == 2

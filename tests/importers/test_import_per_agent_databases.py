@@ -264,3 +264,19 @@ def test_a_snapshot_entry_of_the_importers_scope_gets_an_id_of_its_own_when_anot
         assert _ids_in(home / "agents" / "alice" / "memory.db") == sorted(
             [(renamed, "alice"), ("never-held-anywhere", "alice")])
         assert _ids_in(home / "agents" / "bob" / "memory.db") == [(taken, "bob")]
+
+
+@pytest.mark.parametrize("per_agent", [True, False], ids=["per-agent", "shared"])
+def test_a_ptrclaw_import_links_by_key_to_the_agents_own_stored_entries_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, per_agent: bool) -> None:
+    # PtrClaw keeps an imported entry's links, by key, to entries already stored; engram dropped a
+    # link to a key not in the snapshot. It links to this agent's entry, never to another agent's.
+    home = tmp_path / "home"
+    _layout(home, monkeypatch, per_agent)
+    run(home, "-a", "bob", "remember", "--key", "tools", "Bob's tools note")
+    shell = as_json(home, "-a", "alice", "remember", "--key", "shell", "Uses zsh")
+    source = tmp_path / "ptrclaw.json"
+    source.write_text(json.dumps([{"key": "dotfiles", "content": "Keeps dotfiles in git", "links": ["shell", "tools"]}]))
+    assert as_json(home, "-a", "alice", "import", str(source))["imported"] == 1
+    assert as_json(home, "-a", "alice", "get", "dotfiles")["links"] == [shell["memory"]["id"]]
+    assert as_json(home, "-a", "bob", "get", "tools")["links"] == []

@@ -20,7 +20,7 @@ from engram.engine import Engram, Filters
 from engram.errors import EngramError, NotFoundError, ValidationError
 from engram.interfaces.present import versions_dict
 from engram.llm.base import ToolSpec, decode_arguments
-from engram.model import MAX_LINK_DEPTH, MAX_RECALL_LIMIT, Category, Memory, ToolCall, WriteResult
+from engram.model import MAX_LINK_DEPTH, MAX_RECALL_LIMIT, Category, Memory, ToolCall, WriteResult, given_arguments
 
 _CATEGORIES = [c.value for c in Category]
 
@@ -107,12 +107,12 @@ def _optional_int(args: Mapping[str, Any], name: str, default: int, low: int, hi
 
 
 def _category(args: Mapping[str, Any]) -> str | None:
-    """The ``category`` argument as the schema's enum spells it, or None when absent: the MCP tools of
+    """The ``category`` argument as the schema's enum spells it, or None when not given: the MCP tools of
     the same names take these three words exactly, so a model's ``"Core"`` or ``""`` is refused at
     both doors alike (the library reads any case, but a tool call is held to the schema it was given)."""
-    value = args.get("category")
-    if value is None:
+    if "category" not in args:
         return None
+    value = args["category"]
     if value not in _CATEGORIES:
         raise ValidationError("category", f"unknown category {jsondoc.shown(value)}", _CATEGORIES)
     return str(value)
@@ -175,11 +175,13 @@ class MemoryTools:
         }.get(name)
         if handler is None:
             raise ValidationError("tool", f"unknown tool {jsondoc.shown(name)}", [s.name for s in self.specs])
-        return handler(arguments)
+        # null for an optional argument is its default, as at the MCP tools of the same names.
+        required = next(s.parameters.get("required", ()) for s in self.specs if s.name == name)
+        return handler(given_arguments(arguments, required))
 
     def _store(self, args: Mapping[str, Any]) -> str:
         key, content = require_string(args, "key"), require_string(args, "content")
-        links = args.get("links") or []
+        links = args.get("links", [])
         if not isinstance(links, list) or not all(isinstance(x, str) for x in links):
             raise ValidationError("links", "must be a list of keys", "an array of strings")
         result, failed = store_entry(self.engram, key, content, _category(args) or "knowledge", links,

@@ -8,13 +8,21 @@ from __future__ import annotations
 import json
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import numpy as np
 
 from engram import jsondoc
 from engram.errors import ValidationError
+
+
+def given_arguments(arguments: Mapping[str, Any], required: Collection[str]) -> dict[str, Any]:
+    """A tool call's ``arguments`` without the optional ones sent as null: a model often sends
+    ``null`` for an argument it does not mean to set, so null for an optional argument means "not
+    given" (its default), at every door that gives a model tools (MCP, the chat agent's tools).
+    A ``required`` argument sent as null is kept, for the tool's own check to refuse naming it."""
+    return {name: value for name, value in arguments.items() if value is not None or name in required}
 
 
 def usable_text(field_name: str, value: str) -> str:

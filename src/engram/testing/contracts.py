@@ -1365,6 +1365,34 @@ class MemoryStoreContract(TemporalContract):
                "embeddings": {"k3": [0.1, 0.2]}}
         assert mem.import_snapshot(json.dumps(obj)).imported == 1
 
+    def test_an_import_links_to_entries_already_stored(self, store: MemoryStore, clock: FakeClock) -> None:
+        # PtrClaw's import keeps an entry's links, by key, to entries that already exist; engram's
+        # resolved them only inside the snapshot, so two were lost: a link to an entry skipped because
+        # its key is stored under another id, and a link to a key stored but not in the snapshot.
+        mem, bob = Engram(store, agent="alice", clock=clock), Engram(store, agent="bob", clock=clock)
+        editor = mem.remember("Uses vim", key="editor").memory
+        shell = mem.remember("Uses zsh", key="shell").memory
+        shared = mem.remember("The team uses Python", key="team-lang", scope="global").memory
+        bob.remember("Bob's own tools note", key="tools")  # another agent's key: never linked
+        entries = [
+            {"id": "p1", "key": "editor", "content": "Uses vim, with plugins", "links": ["dotfiles"]},
+            {"id": "p2", "key": "dotfiles", "content": "Keeps dotfiles in git",
+             "links": ["editor", "shell", "team-lang", "tools", "nowhere", shell.id]},
+        ]
+        result = mem.import_snapshot(json.dumps(entries))
+        assert (result.imported, result.skipped) == (1, 1)
+        assert mem.get("editor").id == editor.id and mem.get("editor").content == "Uses vim"  # kept as stored
+        dotfiles = mem.get("dotfiles")
+        assert set(dotfiles.links) == {editor.id, shell.id, shared.id}
+        assert dotfiles.id in mem.get("editor").links and dotfiles.id in mem.get("shell").links
+        assert bob.get("tools").links == ()
+        # A session's entry reads its session's key first, then the agent's, then global.
+        mine = mem.for_session("s1").remember("Session shell", key="shell", scope="session").memory
+        session_entry = [{"key": "prompt", "content": "A two-line prompt", "scope": "session:alice/s1",
+                          "links": ["shell"]}]
+        assert mem.import_snapshot(json.dumps(session_entry)).imported == 1
+        assert mem.for_session("s1").get("prompt").links == (mine.id,)
+
     # --- bad input -----------------------------------------------------------------------
     @pytest.mark.parametrize(
         ("kwargs", "field"),

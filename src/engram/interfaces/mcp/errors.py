@@ -18,6 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from engram.errors import EngramError, refusal
 from engram.interfaces.mcp.text_arguments import keep_text
 from engram.interfaces.present import error_text, field_name
+from engram.model import given_arguments
 
 T = TypeVar("T")
 log = logging.getLogger("engram.mcp")
@@ -49,7 +50,8 @@ def arguments_text(exc: pydantic.ValidationError | Sequence[Any]) -> str:
 class EngramMCPServer(MCPServer):
     """The SDK's server, with argument errors reworded (``arguments_text``), arguments a tool does
     not take refused (``unknown_arguments``), arguments of the wrong type refused rather than
-    converted (``strict_arguments``), optional text arguments that look like JSON kept as text
+    converted (``strict_arguments``), optional arguments sent as null taken as not given
+    (``given``), optional text arguments that look like JSON kept as text
     (``add_tool``: ``text_arguments``), stdio lines the SDK cannot read answered and every stdio
     request answered before the server stops at the end of stdin (``run_stdio_async``); nothing
     else differs."""
@@ -118,7 +120,18 @@ class EngramMCPServer(MCPServer):
             served = AnsweredBeforeEnd(AnsweringUnreadable(read_stream, write_stream), write_stream)
             await lowlevel.run(served, served.writes, lowlevel.create_initialization_options())
 
+    def given(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """``arguments`` without the optional ones sent as JSON null (``model.given_arguments``):
+        null for an optional argument is its default, whatever the default (the SDK refused null
+        for one whose default is not None: ``remember``'s category, ``list``'s limit). A required
+        one sent as null is kept, for the SDK to refuse naming it."""
+        tool = self._tool_manager.get_tool(name)
+        if tool is None:
+            return arguments  # an unknown tool: the SDK says so
+        return given_arguments(arguments, tool.parameters.get("required", ()))
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        arguments = self.given(name, arguments or {})
         await self.unknown_arguments(name, arguments or {})
         self.strict_arguments(name, arguments or {})
         try:
