@@ -98,6 +98,14 @@ def query_terms(text: str, max_terms: int = MAX_QUERY_TERMS) -> list[str]:
     return list(dict.fromkeys(chosen))[:max_terms]
 
 
+def every_word(text: str) -> list[str]:
+    """The distinct words of ``text``, each kept however short or common: the words a memory must
+    all hold for forget-by-query to select it. ``query_terms`` drops one-letter words, stopwords
+    beside others and words past its cap, which is right for ranking but made forgetting "plan b"
+    forget "Plan A" too."""
+    return list(dict.fromkeys(words(text)))
+
+
 def single_char_terms(text: str, max_terms: int = MAX_QUERY_TERMS) -> list[str]:
     """The distinct one-character tokens of a query that has no longer ones (``recall b``).
 

@@ -553,7 +553,7 @@ class InMemoryMemoryStore:
         return {t: max(math.log((rows - n + 0.5) / (n + 0.5)), 1e-6) for t, n in freq.items()}
 
     def find_matching_all(self, query: str, filt: MemoryFilter) -> list[Memory]:
-        terms = text.query_terms(text.fold(query))
+        terms = text.every_word(text.fold(query))
         if not terms:
             return []
         with self._lock:

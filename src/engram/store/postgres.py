@@ -651,7 +651,7 @@ class PostgresMemoryStore(SqlMemoryStore):
         return [(self._memory(row), float(row[-1])) for row in rows]
 
     def find_matching_all(self, query: str, filt: MemoryFilter) -> list[Memory]:
-        terms = text.query_terms(query)
+        terms = text.every_word(query)
         if not terms:
             return []
         where, params = filter_sql(filt)

@@ -560,7 +560,7 @@ class SqliteMemoryStore(SqlMemoryStore):
         return [(memory, float(row[-1])) for memory, row in zip(memories, rows, strict=True)]
 
     def find_matching_all(self, query: str, filt: MemoryFilter) -> list[Memory]:
-        terms = text.query_terms(query)
+        terms = text.every_word(query)
         if not terms:
             return []
         where, params = filter_sql(filt)
