@@ -106,6 +106,17 @@ def every_word(text: str) -> list[str]:
     return list(dict.fromkeys(words(text)))
 
 
+def holds_every_word(query: str, *texts: str) -> bool:
+    """Whether ``texts`` together hold every word of ``query`` (``every_word``) as a whole word,
+    compared as full text folds letters but never stemmed: forget-by-query's test on every
+    backend. FTS5's porter and PostgreSQL's english stemmers match "organ" in "The organization
+    moved" and "python" in "Pythonic", which a forget must not remove."""
+    held: set[str] = set()
+    for part in texts:
+        held.update(search_words(part))
+    return set(every_word(fold(query))) <= held
+
+
 def single_char_terms(text: str, max_terms: int = MAX_QUERY_TERMS) -> list[str]:
     """The distinct one-character tokens of a query that has no longer ones (``recall b``).
 

@@ -557,11 +557,7 @@ class InMemoryMemoryStore:
         if not terms:
             return []
         with self._lock:
-            return [
-                self._out(m)
-                for m in self._visible(filt)
-                if set(terms).issubset(set(text.search_words(m.key)) | set(text.search_words(m.content)))
-            ]
+            return [self._out(m) for m in self._visible(filt) if text.holds_every_word(query, m.key, m.content)]
 
     def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]:
         return linked_memories(self, memory_id, filt, limit)

@@ -884,6 +884,21 @@ class MemoryStoreContract(TemporalContract):
         assert [m.content for m in mem.forget(query="plan b")] == ["Plan B is fast"]
         assert mem.count() == 5
 
+    def test_forget_by_query_matches_words_as_written_not_their_stems(self, mem: Engram) -> None:
+        # Full text stems on SQLite and PostgreSQL ("organization" and "organ" share the stem
+        # "organ"); a forget removed what held a word of the same stem, and the in-memory and JSON
+        # stores did not. Every backend now removes only memories holding each word itself.
+        for content in ("The organization moved", "the organ plays", "Pythonic code", "python rocks",
+                        "meetings were moved"):
+            mem.remember(content)
+        assert [m.content for m in mem.forget(query="organ", dry_run=True)] == ["the organ plays"]
+        assert [m.content for m in mem.forget(query="python", dry_run=True)] == ["python rocks"]
+        assert mem.forget(query="meeting", dry_run=True) == []
+        assert sorted(m.content for m in mem.forget(query="MOVED", dry_run=True)) == [
+            "The organization moved", "meetings were moved"]
+        assert [m.content for m in mem.forget(query="organ")] == ["the organ plays"]
+        assert mem.count() == 4
+
     def test_dotted_numbers_are_searched_as_their_words(self, mem: Engram) -> None:
         # "3.12" is the words "3" and "12", in the query as in the memory, on every backend.
         mem.remember("Upgraded the build to python 3.12 today")
