@@ -33,7 +33,8 @@ from engram.model import make_scope
 
 # The longest file name the common file systems take (bytes; portable names are ASCII).
 MAX_FILE_NAME = 255
-_DEVICES = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))})
+# Windows device names: a file or folder of one of these names, whatever its extension, is the device.
+DEVICES = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))})
 _PORTABLE = re.compile(r"^(?:[a-z0-9._@+-]|![a-z.]|!$)+$")
 
 
@@ -50,7 +51,7 @@ def portable(name: str, field: str = "agent") -> str:
         make_scope(name, None)
     text = "".join(f"!{c.lower()}" if "A" <= c <= "Z" else "+" if c == ":" else c for c in name)
     stem, dot, rest = text.partition(".")
-    if stem in _DEVICES:
+    if stem in DEVICES:
         text = f"{stem}!{dot}{rest}"
     if text.endswith("."):
         text += "!"
@@ -65,7 +66,7 @@ def windows_refuses(file_name: str) -> bool:
     """Whether Windows refuses ``file_name`` for a device's, whatever its case and extension
     (``con``, ``NUL.x.md``), or drops its last character (a ``.`` or a space). For names made
     otherwise than by ``portable`` (which never makes such a name), e.g. transcripts' files."""
-    return file_name.partition(".")[0].lower() in _DEVICES or file_name.endswith((".", " "))
+    return file_name.partition(".")[0].lower() in DEVICES or file_name.endswith((".", " "))
 
 
 def name_of(text: str) -> str | None:

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from engram import jsondoc
 from engram.errors import NotFoundError, ValidationError
-from engram.model import Category, Memory, parse_flag, parse_number, parse_query, parse_reason, parse_tags
+from engram.model import Category, Memory, parse_flag, parse_number, parse_reason, parse_tags, parse_words
 from engram.scoping import Filters, ScopeChoice, one_selector
 from engram.temporal.instants import EARLIEST
 
@@ -41,7 +41,7 @@ class _Forgetting:
         """Remove memories and every link to them; returns what was (or, dry run, would be) removed.
 
         Exactly one selector: ``ref`` (an id or key, or a ``Memory`` as ``named`` takes one),
-        ``query`` (memories containing all of its words), ``tag``, or ``older_than_s`` (created
+        ``query`` (memories holding every one of its words, however short or common), ``tag``, or ``older_than_s`` (created
         more than that many seconds ago);
         ``filters`` narrow the bulk selectors, and ``scope`` (``"session"``, ``"agent"``, ``"global"``)
         keeps them to that one scope, as ``list``'s does (ClawCode's forget within a session);
@@ -57,7 +57,7 @@ class _Forgetting:
         if ref is not None:
             targets = [self.named(ref, field="forget")]
         elif query is not None:
-            targets = self.store.find_matching_all(parse_query(query), self._filter(base, scope=scope))
+            targets = self.store.find_matching_all(parse_words(query), self._filter(base, scope=scope))
         elif tag is not None:
             wanted = parse_tags(tag, "tag", drop_empty=True)
             if not wanted:  # no tag would narrow nothing: every memory in view, not "the untagged"

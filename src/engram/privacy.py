@@ -44,10 +44,10 @@ from engram.settings_section import SettingsSection
 if TYPE_CHECKING:
     from engram.model import Memory, Message
 
-PiiKind = Literal["email", "phone", "card", "api_key", "iban"]
-PII_KINDS: tuple[str, ...] = ("email", "phone", "card", "api_key", "iban")
+PiiKind = Literal["email", "phone", "card", "api_key", "iban", "ssn"]
+PII_KINDS: tuple[str, ...] = ("email", "phone", "card", "api_key", "iban", "ssn")
 _LABELS = {"email": "e-mail address", "phone": "phone number", "card": "card number", "api_key": "API key or token",
-           "iban": "IBAN"}
+           "iban": "IBAN", "ssn": "social security number"}
 
 
 class PrivacySettings(SettingsSection):
@@ -157,6 +157,9 @@ _DETECTORS: list[tuple[str, re.Pattern[str], _Check | None]] = [
     ), None),
     ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b"), iban_valid),
     ("card", re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])"), _card_ok),
+    # A US social security number as written, 123-45-6789: never area 000, 666 or 9xx, group 00
+    # or serial 0000 (none is issued), so dashed codes of that shape are rarely taken for one.
+    ("ssn", re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])"), None),
     # International form: +CC then groups; or the grouped North American form.
     ("phone", re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?!\d)"), _phone_ok),
     ("phone", re.compile(r"(?<![\w-])\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}(?![\d-])|(?<![\w-])\d{3}[ .]\d{3}[ .]\d{4}(?![\w-])"),

@@ -98,6 +98,25 @@ def query_terms(text: str, max_terms: int = MAX_QUERY_TERMS) -> list[str]:
     return list(dict.fromkeys(chosen))[:max_terms]
 
 
+def every_word(text: str) -> list[str]:
+    """The distinct words of ``text``, each kept however short or common: the words a memory must
+    all hold for forget-by-query to select it. ``query_terms`` drops one-letter words, stopwords
+    beside others and words past its cap, which is right for ranking but made forgetting "plan b"
+    forget "Plan A" too."""
+    return list(dict.fromkeys(words(text)))
+
+
+def holds_every_word(query: str, *texts: str) -> bool:
+    """Whether ``texts`` together hold every word of ``query`` (``every_word``) as a whole word,
+    compared as full text folds letters but never stemmed: forget-by-query's test on every
+    backend. FTS5's porter and PostgreSQL's english stemmers match "organ" in "The organization
+    moved" and "python" in "Pythonic", which a forget must not remove."""
+    held: set[str] = set()
+    for part in texts:
+        held.update(search_words(part))
+    return set(every_word(fold(query))) <= held
+
+
 def single_char_terms(text: str, max_terms: int = MAX_QUERY_TERMS) -> list[str]:
     """The distinct one-character tokens of a query that has no longer ones (``recall b``).
 

@@ -338,3 +338,19 @@ def test_an_agent_whose_name_cannot_be_a_folder_is_left_out_not_every_agent(engr
     assert os.listdir(folder / "agents") == ["default"]
     assert "a fact of the default agent" in (folder / "agents/default/facts.md").read_text(encoding="utf-8")
     assert engram.store.get_many([kept.id])[0].content == "a fact of the long-named agent"
+
+
+def test_a_tag_named_as_a_windows_device_gets_a_file_windows_can_hold(engram: Engram, syncer: FileSync,
+                                                                      folder: Path) -> None:
+    # A memory's file is named by its first tag; on Windows nul.md is the NUL device whatever its
+    # extension (it takes every write and keeps nothing), and con.md, aux.md, com1.md are devices too.
+    for tag in ("nul", "CON", "Aux", "com1", "lpt9", "prn"):
+        engram.remember(f"A note filed under {tag}", tags=tag)
+    engram.remember("A note filed under console", tags="console")
+    syncer.sync()
+    files = sorted(p.name for p in (folder / "agents/default").glob("*.md"))
+    assert files == ["aux-tag.md", "com1-tag.md", "con-tag.md", "console.md", "lpt9-tag.md", "nul-tag.md", "prn-tag.md"]
+    _edit(folder / "agents/default/nul-tag.md", "filed under nul", "filed under null")
+    report = syncer.sync()
+    assert report.db_updated == 1 and not report.problems
+    assert "A note filed under null" in {content for _, content in _memories(engram).values()}

@@ -64,6 +64,12 @@ def test_remember_context_bad_values_name_the_key_and_store_nothing(tmp_path: Pa
                 ({"session_id": 5}, None, ["context.session_id"]),
                 ({"session_id": "two words"}, None, ["context.session_id", "letters, digits"]),
                 ({"session_id": "sess_1"}, "global", ["context.session_id", 'scope "session"']),
+                # Names recall's context gives the memory's own fields: kept as metadata, the value
+                # would never come back (a context "category": "ops" was recalled as "knowledge").
+                ({"category": "ops"}, None, ["context.category", "the argument category of remember"]),
+                ({"source": "chat", "type": "preference"}, None, ["context.type", "the argument type"]),
+                ({"key": "deploy-day"}, None, ["context.key", "the argument key"]),
+                ({"via": "standup"}, None, ["context.via", "another name"]),
             ):
                 args = {"content": "a fact that must not be stored", "context": context}
                 if scope:

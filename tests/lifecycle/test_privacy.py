@@ -28,6 +28,8 @@ CASES = [
     ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
      [("api_key", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U")]),
     ("mail a@b.io, card 4242424242424242", [("email", "a@b.io"), ("card", "4242424242424242")]),
+    ("my SSN is 123-45-6789.", [("ssn", "123-45-6789")]),
+    ("ssn 078-05-1120, phone (555) 123-4567", [("ssn", "078-05-1120"), ("phone", "(555) 123-4567")]),
     # non-detections: ordinary numbers, dates, times, versions, money, ids
     ("the meeting is on 2026-02-09 at 10:30", []),
     ("dates like 09/02/2026 and 2026.02.09", []),
@@ -38,6 +40,9 @@ CASES = [
     ("version 1.2.3.4 and python 3.11.9", []),
     ("pi is 3.14159265358979", []),
     ("unix time 1700000000 and port 8080", []),
+    # never issued as social security numbers (area 000, 666, 9xx; group 00; serial 0000), or part of a longer code
+    ("codes 000-12-3456 666-12-3456 900-12-3456 123-00-4567 123-45-0000", []),
+    ("part numbers 123-45-6789-01 and A123-45-6789", []),
     ("ISBN 978-3-16-148410-0", []),
     ("an IBAN-shaped code DE00 0000 0000 0000 0000 00 with a bad checksum", []),
     ("the email field is empty; user @ home", []),

@@ -279,6 +279,8 @@ def test_hand_written_clawcode_fields_sync_and_import(isolated_home: Path, tmp_p
     assert stored["Ship the importer this week"]["metadata"] == {"metadata": "from standup"}
     assert stored["Ship the importer this week"]["tags"] == ["planning", "team"]
     assert stored["The demo is on Friday"]["metadata"] == {"project": "engram"}
+    # The file's name is no tag (docs/coming-from/clawcode.md): a bullet without a tags line has none.
+    assert stored["The demo is on Friday"]["tags"] == []
     # The file engram rewrote (ids given) holds the same memories at the next sync.
     assert json.loads(engram(isolated_home, "--json", "sync").stdout)["problems"] == []
     assert _by_content(isolated_home) == stored

@@ -230,11 +230,11 @@ def test_a_variable_that_is_not_the_json_of_a_list_setting_is_named(isolated_hom
 
 def test_a_list_item_refused_is_named_by_its_setting_and_index(isolated_home: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    # Read "privacy.kinds.0: unknown 0 "ssn"": the index was taken for the setting's name.
-    monkeypatch.setenv("ENGRAM_PRIVACY__KINDS", '["email", "ssn"]')
+    # Read "privacy.kinds.0: unknown 0 "passport"": the index was taken for the setting's name.
+    monkeypatch.setenv("ENGRAM_PRIVACY__KINDS", '["email", "passport"]')
     with pytest.raises(ConfigError) as err:
         load_settings()
-    assert ('privacy.kinds[1]: unknown kinds "ssn" (allowed: email, phone, card, api_key, iban) '
+    assert ('privacy.kinds[1]: unknown kinds "passport" (allowed: email, phone, card, api_key, iban, ssn) '
             "(from ENGRAM_PRIVACY__KINDS)") in str(err.value), str(err.value)
 
 

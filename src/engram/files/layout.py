@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from engram import jsondoc
-from engram.disk_names import name_of, portable
+from engram.disk_names import DEVICES, name_of, portable
 from engram.errors import ValidationError
 from engram.model import Memory, Scope, make_scope
 
@@ -229,7 +229,9 @@ def group(memory: Memory, group_by: GroupBy) -> str:
 def slug(text: str) -> str:
     """A safe file stem for a tag or word: lowercase letters, digits, ``-`` and ``_``."""
     stem = _SLUG.sub("-", text.lower()).strip("-")[:60] or "memories"
-    return f"{stem}-tag" if stem == "memory" else stem  # never MEMORY.md on a case-blind disk
+    # Never MEMORY.md on a case-blind disk, nor a Windows device name: nul.md there is the NUL
+    # device whatever its extension, which takes every write and keeps nothing.
+    return f"{stem}-tag" if stem == "memory" or stem in DEVICES else stem
 
 
 def title(stem: str) -> str:

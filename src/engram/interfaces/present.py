@@ -166,6 +166,14 @@ def recall_dict(result: RecallResult) -> dict[str, Any]:
     return {"hits": [hit_dict(h) for h in result.hits], "mode": result.mode, "notes": list(result.notes)}
 
 
+# The names a ClawCode recall result's ``context`` gives the memory's own fields (``clawcode_result``),
+# each with the ``remember`` argument that sets it (None: none does). A metadata entry of one of
+# these names is shadowed there, so ``remember``'s ``context`` refuses them.
+OWN_CONTEXT_FIELDS: dict[str, str | None] = {
+    "scope": "scope", "key": "key", "category": "category", "type": "type", "links": "links", "via": None,
+    "valid_from": "valid_from", "valid_until": "valid_until"}
+
+
 def clawcode_result(hit: Hit) -> dict[str, Any]:
     """ClawCode's recall result: relevance is the hit's score (0..1). ``context`` gives back the
     memory's metadata (what ``remember``'s ``context`` held besides session_id and timestamp) with

@@ -93,6 +93,7 @@ from engram.model.values import (
     parse_query,
     parse_ref,
     parse_relevance,
+    parse_words,
     usable_json,
     usable_text,
 )
@@ -158,6 +159,7 @@ __all__ = [
     "parse_number",
     "parse_offset",
     "parse_query",
+    "parse_words",
     "parse_reason",
     "parse_ref",
     "parse_relevance",

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from engram import jsondoc
+from engram import jsondoc, text
 from engram.errors import ValidationError
 
 
@@ -64,6 +64,17 @@ def parse_query(value: Any, field_name: str = "query") -> str:
     if not value or not value.strip():
         raise ValidationError(field_name, "must not be empty", "some text to search for")
     return usable_text(field_name, value)
+
+
+def parse_words(value: Any, field_name: str = "query") -> str:
+    """A text whose words select memories (forget-by-query): a query (``parse_query``) holding at
+    least one word; raises ``ValidationError``. One of punctuation alone ("*", "C++" is the word
+    "c") would select nothing and was answered "nothing to forget", as if no memory held it."""
+    query = parse_query(value, field_name)
+    if not text.every_word(query):
+        raise ValidationError(field_name, f"{jsondoc.shown(query)} holds no word to match",
+                              "text holding a word (letters or digits)")
+    return query
 
 
 def parse_ref(value: Any, field_name: str = "ref") -> str:

@@ -553,15 +553,11 @@ class InMemoryMemoryStore:
         return {t: max(math.log((rows - n + 0.5) / (n + 0.5)), 1e-6) for t, n in freq.items()}
 
     def find_matching_all(self, query: str, filt: MemoryFilter) -> list[Memory]:
-        terms = text.query_terms(text.fold(query))
+        terms = text.every_word(text.fold(query))
         if not terms:
             return []
         with self._lock:
-            return [
-                self._out(m)
-                for m in self._visible(filt)
-                if set(terms).issubset(set(text.search_words(m.key)) | set(text.search_words(m.content)))
-            ]
+            return [self._out(m) for m in self._visible(filt) if text.holds_every_word(query, m.key, m.content)]
 
     def neighbours(self, memory_id: str, filt: MemoryFilter, *, limit: int = 20) -> list[Memory]:
         return linked_memories(self, memory_id, filt, limit)

@@ -651,7 +651,7 @@ class PostgresMemoryStore(SqlMemoryStore):
         return [(self._memory(row), float(row[-1])) for row in rows]
 
     def find_matching_all(self, query: str, filt: MemoryFilter) -> list[Memory]:
-        terms = text.query_terms(query)
+        terms = text.every_word(query)
         if not terms:
             return []
         where, params = filter_sql(filt)
@@ -669,7 +669,8 @@ class PostgresMemoryStore(SqlMemoryStore):
                 f"SELECT {_COLUMNS} FROM memories m WHERE {' AND '.join(tests)} AND {where} ORDER BY m.seq",
                 [*indexed, *word_params, *params],
             ).fetchall()
-        return [self._memory(row) for row in rows]
+        # The index stems ("organ" matches "organization"): only memories holding each word itself.
+        return [m for m in map(self._memory, rows) if text.holds_every_word(query, m.key, m.content)]
 
     def matching_ids(self, ids: Sequence[str], filt: MemoryFilter) -> dict[str, float]:
         if not ids:

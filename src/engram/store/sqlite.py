@@ -560,7 +560,7 @@ class SqliteMemoryStore(SqlMemoryStore):
         return [(memory, float(row[-1])) for memory, row in zip(memories, rows, strict=True)]
 
     def find_matching_all(self, query: str, filt: MemoryFilter) -> list[Memory]:
-        terms = text.query_terms(query)
+        terms = text.every_word(query)
         if not terms:
             return []
         where, params = filter_sql(filt)
@@ -572,7 +572,8 @@ class SqliteMemoryStore(SqlMemoryStore):
                 f" WHERE memories_fts MATCH ? AND {where}",
                 [match, *params],
             ).fetchall()
-            return self._memories(conn, rows)
+            # The index stems ("organ" matches "organization"): only memories holding each word itself.
+            return [m for m in self._memories(conn, rows) if text.holds_every_word(query, m.key, m.content)]
 
     def matching_ids(self, ids: Sequence[str], filt: MemoryFilter) -> dict[str, float]:
         # Ids and dates only (no row is built), a parameter per id: a JSON array joined instead

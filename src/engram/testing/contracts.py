@@ -859,6 +859,46 @@ class MemoryStoreContract(TemporalContract):
         # Recall of stopwords ranks the memories holding them as words: none that merely contain them.
         assert [h.memory.content for h in mem.recall("the a of")] == ["He got the job at noon"]
 
+    def test_forget_by_query_needs_every_word_however_short_or_common(self, mem: Engram) -> None:
+        # Ranked search leaves out one-letter words, stopwords beside other words and words past its
+        # cap; forget selecting by what was left removed memories missing them ("plan b" forgot
+        # "Plan A is cheap"). A memory is forgotten only when it holds every word of the query.
+        mem.remember("Plan A is cheap")
+        mem.remember("Plan B is fast")
+        mem.remember("python rocks")
+        mem.remember("the python book")
+        many = ("alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike november "
+                "oscar papa quebec romeo sierra tango uniform victor whiskey xray")
+        mem.remember(many, key="twenty-four")
+        mem.remember(f"{many} yankee", key="twenty-five")
+        assert [m.content for m in mem.forget(query="plan b", dry_run=True)] == ["Plan B is fast"]
+        assert [m.content for m in mem.forget(query="B", dry_run=True)] == ["Plan B is fast"]
+        assert [m.content for m in mem.forget(query="the python", dry_run=True)] == ["the python book"]
+        assert [m.key for m in mem.forget(query=f"{many} yankee", dry_run=True)] == ["twenty-five"]
+        assert mem.forget(query=f"{many} yankee zulu", dry_run=True) == []
+        # A query of no word at all would select nothing whatever is stored: refused, naming it.
+        for nothing in ("*", "++ --", '"'):
+            with pytest.raises(ValidationError) as refused:
+                mem.forget(query=nothing)
+            assert refused.value.field == "query" and "no word" in str(refused.value), nothing
+        assert [m.content for m in mem.forget(query="plan b")] == ["Plan B is fast"]
+        assert mem.count() == 5
+
+    def test_forget_by_query_matches_words_as_written_not_their_stems(self, mem: Engram) -> None:
+        # Full text stems on SQLite and PostgreSQL ("organization" and "organ" share the stem
+        # "organ"); a forget removed what held a word of the same stem, and the in-memory and JSON
+        # stores did not. Every backend now removes only memories holding each word itself.
+        for content in ("The organization moved", "the organ plays", "Pythonic code", "python rocks",
+                        "meetings were moved"):
+            mem.remember(content)
+        assert [m.content for m in mem.forget(query="organ", dry_run=True)] == ["the organ plays"]
+        assert [m.content for m in mem.forget(query="python", dry_run=True)] == ["python rocks"]
+        assert mem.forget(query="meeting", dry_run=True) == []
+        assert sorted(m.content for m in mem.forget(query="MOVED", dry_run=True)) == [
+            "The organization moved", "meetings were moved"]
+        assert [m.content for m in mem.forget(query="organ")] == ["the organ plays"]
+        assert mem.count() == 4
+
     def test_dotted_numbers_are_searched_as_their_words(self, mem: Engram) -> None:
         # "3.12" is the words "3" and "12", in the query as in the memory, on every backend.
         mem.remember("Upgraded the build to python 3.12 today")

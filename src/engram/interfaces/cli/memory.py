@@ -345,7 +345,8 @@ def forget(
     ctx: typer.Context,
     ref: str | None = typer.Argument(None, help="Key or id of the memory to forget."),
     key: str | None = ByKeyOpt,
-    query: str | None = typer.Option(None, "--query", "-q", help="Forget every memory containing all these words."),
+    query: str | None = typer.Option(None, "--query", "-q", help=(
+        "Forget every memory holding every one of these words (however short or common).")),
     tag: str | None = typer.Option(None, "--tag", help="Forget every memory with this tag."),
     older_than: str | None = typer.Option(None, "--older-than", help="Forget memories older than this (e.g. 30d)."),
     category: list[str] | None = CategoryOpt,

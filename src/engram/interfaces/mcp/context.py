@@ -18,6 +18,7 @@ from typing import Any, Literal
 from engram import jsondoc
 from engram.engine import Engram
 from engram.errors import ValidationError
+from engram.interfaces.present import OWN_CONTEXT_FIELDS
 from engram.model import recorded_at
 
 ScopeName = Literal["agent", "session", "global"]
@@ -37,10 +38,19 @@ class Placed:
 
 def place(engram: Engram, context: Mapping[str, Any] | None, scope: ScopeName | None) -> Placed:
     """``remember``'s ``context`` and ``scope`` as a ``Placed``; raises ``ValidationError`` naming
-    ``context.session_id`` or ``context.timestamp`` for a value that cannot be read, and a
-    session with a scope that is not a session's."""
+    ``context.session_id`` or ``context.timestamp`` for a value that cannot be read, a session
+    with a scope that is not a session's, and ``context.<name>`` for a name recall's context
+    gives one of the memory's own fields (``present.OWN_CONTEXT_FIELDS``)."""
     rest = dict(context or {})
     session_id, timestamp = rest.pop("session_id", None), rest.pop("timestamp", None)
+    for name in rest:
+        if name in OWN_CONTEXT_FIELDS:
+            # Kept in metadata, it would never come back: recall's context shows the memory's own
+            # field under that name (a context "category": "ops" was recalled as "knowledge").
+            argument = OWN_CONTEXT_FIELDS[name]
+            raise ValidationError(
+                f"context.{name}", f"names the memory's own {name}, which recall's context shows in its place",
+                (f"the argument {name} of remember, or " if argument else "") + "another name for this context entry")
     # Checked here too (``remember`` checks it again), so the error names the field the client sent.
     created_at = recorded_at(engram.time.instant(timestamp, "context.timestamp"), engram.clock(), "context.timestamp")
     if session_id is None:

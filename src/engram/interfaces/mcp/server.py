@@ -290,7 +290,8 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[..., Engram]) -> None:
     def forget(
         memory_id: Annotated[str | None, Field(description="Id (or key) of one memory.")] = None,
         key: Annotated[str | None, Field(description=KEY_HELP)] = None,
-        query: Annotated[str | None, Field(description="Forget every memory containing all these words.")] = None,
+        query: Annotated[str | None, Field(description=(
+            "Forget every memory holding every one of these words (however short or common)."))] = None,
         tag: Annotated[str | None, Field(description="Forget every memory with this tag.")] = None,
         older_than_days: Annotated[ZeroOrMore | None, Field(description="Forget memories older than this.")] = None,
         reason: Annotated[str | None, Field(description="Why, kept in the audit trail.")] = None,
