@@ -16,12 +16,14 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from engram.config import Settings
     from engram.engine import Engram
     from engram.lifecycle.scheduler import Maintenance
+    from engram.metrics import ObservedLatency
 
 log = logging.getLogger("engram.lifecycle")
 
@@ -238,13 +240,29 @@ class EveryAgentsUpkeep:
             raise failed
 
 
-class StoreWideCount:
-    """How many memories every agent's database in the home holds together, each once: ``/metrics``'
-    ``engram_memories``. A global memory is kept in every agent's database (``per_agent_databases``),
-    so each database's own memories (its agent's and its sessions') are summed and its global ones
-    counted by id, once however many databases hold them. The global ids of a database are read
-    again only when its ``change_token`` has changed since (or it cannot tell), so a scrape costs
-    one count per database in between. A home with one database: that database's count."""
+@dataclass(frozen=True, slots=True)
+class StoreWideFigures:
+    """The whole home's figures ``/metrics`` shows (``StoreWide``): ``memories`` each once,
+    ``size_bytes`` every database's size added up (each the ``size`` ``engram stats --all-agents``
+    shows; databases share no file), ``latency`` each timed operation over every database's samples."""
+
+    memories: int
+    size_bytes: int
+    latency: list[ObservedLatency]
+
+
+class StoreWide:
+    """Every agent's database in the home together, read once per call: ``/metrics``' figures.
+
+    Memories: a global memory is kept in every agent's database (``per_agent_databases``), so each
+    database's own memories (its agent's and its sessions') are summed and its global ones counted
+    by id, once however many databases hold them. The global ids of a database are read again only
+    when its ``change_token`` has changed since (or it cannot tell), so a scrape costs one
+    ``stats()`` per database in between: its counts, and its size, which ``stats()`` takes from the
+    files' sizes (SQLite: a stat of the database, its -wal and -shm; a JSON file: a stat) or the
+    catalogue (PostgreSQL: ``pg_total_relation_size``), never by reading them, so nothing is cached.
+    Latency: each database's kept samples (``Engram.metrics``), as ``engram stats`` shows them. A
+    home with one database: that database's figures."""
 
     PAGE = 10_000
 
@@ -253,20 +271,25 @@ class StoreWideCount:
         self._global_ids: dict[int, tuple[object, frozenset[str]]] = {}  # id(engine) -> (change token, ids)
         self._lock = threading.Lock()
 
-    def __call__(self) -> int:
+    def __call__(self) -> StoreWideFigures:
+        from engram.metrics import observed
+
         engines = every_agents_engine(self._engram)
+        latency = observed([engine.metrics for engine in engines])
         if len(engines) == 1:
-            return engines[0].stats().memories
-        own = 0
+            stats = engines[0].stats()
+            return StoreWideFigures(stats.memories, stats.size_bytes, latency)
+        own = size = 0
         global_ids: set[str] = set()
         with self._lock:
             for engine in engines:
                 stats = engine.stats()
                 held = stats.by_scope.get("global", 0)
                 own += stats.memories - held
+                size += stats.size_bytes
                 if held:
                     global_ids |= self._globals_of(engine)
-        return own + len(global_ids)
+        return StoreWideFigures(own + len(global_ids), size, latency)
 
     def _globals_of(self, engine: Engram) -> frozenset[str]:
         """(Under the lock.) The ids of ``engine``'s database's global memories, superseded ones too."""

@@ -370,6 +370,52 @@ def test_metrics_count_requests(served: Served) -> None:
     assert "engram_memories 0.0" in text
 
 
+def _scraped(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """The exposition parsed by prometheus_client's own parser: each sample's value by name and labels."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+def test_metrics_show_the_storage_size_and_latency_engram_stats_shows(served: Served) -> None:
+    """``engram_storage_bytes`` and the ``engram_embedding_seconds`` / ``engram_recall_seconds``
+    summaries are the figures of ``engram stats --all-agents`` (``store_stats_by_database``): the
+    database's size, and the p50/p95/p99 of the kept samples; ``_count``/``_sum`` the durations
+    timed since the server started. /metrics had neither size nor latency of the store."""
+    from engram.root import store_stats_by_database
+
+    scraper, _ = served.tokens.create("metrics", "prometheus")
+    with served.client(served.alice) as c:
+        for n in range(3):
+            assert c.post("/api/v1/memory", json={"content": f"alice's note number {n} about deploys"}).status_code == 201
+        assert c.get("/api/v1/memory/search", params={"q": "deploys"}).status_code == 200
+    with served.client(scraper) as c:
+        found = _scraped(c.get("/metrics").text)
+    [(_, stats, latency)] = store_stats_by_database(served.engram)
+    assert found[("engram_storage_bytes", ())] == stats.size_bytes > 0
+    assert found[("engram_memories", ())] == stats.memories == 3
+    shown = {item.name: item for item in latency}
+    assert set(shown) == {"embedding", "recall"}
+    for name, item in shown.items():
+        for quantile, ms in (("0.5", item.p50_ms), ("0.95", item.p95_ms), ("0.99", item.p99_ms)):
+            assert found[(f"engram_{name}_seconds", (("quantile", quantile),))] == pytest.approx(ms / 1000.0)
+        # Nothing was saved before this server: every kept sample was timed by it.
+        assert found[(f"engram_{name}_seconds_count", ())] == item.count > 0
+        assert found[(f"engram_{name}_seconds_sum", ())] > 0
+    assert found[("engram_recall_seconds_count", ())] == 1
+
+    with served.client(served.alice) as c:  # a write grows the file: the next scrape sees it, no stale cache
+        for n in range(5):
+            note = " ".join(f"word{n}x{i}" for i in range(300))
+            assert c.post("/api/v1/memory", json={"content": note}).status_code == 201
+    with served.client(scraper) as c:
+        again = _scraped(c.get("/metrics").text)
+    [(_, after, _)] = store_stats_by_database(served.engram)
+    assert again[("engram_storage_bytes", ())] == after.size_bytes > stats.size_bytes
+    assert again[("engram_embedding_seconds_count", ())] > found[("engram_embedding_seconds_count", ())]
+
+
 def test_an_agents_token_never_reads_the_store_wide_metrics(served: Served) -> None:
     # /metrics counts every agent's memories and requests: bob's token would learn how many alice
     # keeps (the total less his own), which /api/v1/stats never shows him. Only the scraper's reads it.

@@ -7,6 +7,7 @@ server started as alice stored bob's memories (sent with bob's token) in alice's
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -251,6 +252,46 @@ def test_the_metrics_memory_count_is_every_agents_databases_each_memory_once(tmp
                 assert "\nengram_memories 6.0\n" in http.get("/metrics").text
         finally:
             server.stop()
+    finally:
+        tokens.close()
+        engram.close()
+
+
+def test_the_metrics_storage_size_and_latency_are_every_agents_databases(tmp_path: Path) -> None:
+    """With one database per agent, ``engram_storage_bytes`` is every database's size added up (each
+    the size ``engram stats --all-agents`` shows for it) and the latency summaries count every
+    agent's recalls, not the server's first database's alone."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from engram.root import store_stats_by_database
+
+    with _open(tmp_path, "bob") as bob:
+        bob.remember("bob's deploy runs on Fridays", key="deploy")
+    engram = _open(tmp_path, "alice")
+    engram.remember("alice's runs daily", key="runs")
+    engram.recall("runs")
+    engram.for_agent("bob").recall("deploy")
+    engram.for_agent("bob").recall("Fridays")
+    tokens = open_tokens(load_settings(home=tmp_path, agent="alice", per_agent_databases=True), engram.backend)
+    try:
+        scraper, _ = tokens.create("metrics", "prometheus")
+        server = BackgroundServer(create_app(engram, tokens, ServerSettings(mcp_tools="both"))).start()
+        try:
+            with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {scraper}"}, timeout=30) as http:
+                text = http.get("/metrics").text
+        finally:
+            server.stop()
+        found = {(s.name, tuple(s.labels.items())): s.value
+                 for family in text_string_to_metric_families(text) for s in family.samples}
+        every = store_stats_by_database(engram)
+        assert sorted(agent for agent, _, _ in every) == ["alice", "bob"]
+        sizes = [stats.size_bytes for _, stats, _ in every]
+        assert all(size > 0 for size in sizes) and found[("engram_storage_bytes", ())] == sum(sizes)
+        assert found[("engram_recall_seconds_count", ())] == 3  # alice's one and bob's two
+        assert sum(item.count for _, _, latency in every for item in latency if item.name == "recall") == 3
+        # Full text only: nothing was embedded, and the quantiles say so (NaN) rather than 0 s.
+        assert found[("engram_embedding_seconds_count", ())] == 0
+        assert math.isnan(found[("engram_embedding_seconds", (("quantile", "0.5"),))])
     finally:
         tokens.close()
         engram.close()

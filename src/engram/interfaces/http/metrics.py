@@ -1,13 +1,19 @@
-"""Prometheus metrics: requests by route and status, their latency, and stored memories."""
+"""Prometheus metrics: requests by route and status, their latency, and the store's figures
+(memories, storage size, embedding and recall latency), which the engine computes (``StoreWide``):
+this module only spells them in the exposition format."""
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric, SummaryMetricFamily
+from prometheus_client.samples import Sample
 
-from engram.agent_databases import StoreWideCount
+from engram.agent_databases import StoreWide, StoreWideFigures
 from engram.engine import Engram
 
 
@@ -21,11 +27,33 @@ class Metrics:
         self.latency = Histogram("engram_http_request_seconds", "HTTP request latency", ["method", "route"],
                                  registry=self.registry,
                                  buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5))
-        memories = Gauge("engram_memories", "Memories stored (all agents; a global one once)", registry=self.registry)
-        memories.set_function(StoreWideCount(engram))
+        self.registry.register(StoreCollector(StoreWide(engram)))
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class StoreCollector:
+    """The store's figures, read once per scrape (``StoreWide``: one ``stats()`` per database)."""
+
+    def __init__(self, figures: Callable[[], StoreWideFigures]) -> None:
+        self._figures = figures
+
+    def collect(self) -> Iterator[Metric]:
+        found = self._figures()
+        yield GaugeMetricFamily("engram_memories", "Memories stored (all agents; a global one once)", value=found.memories)
+        yield GaugeMetricFamily("engram_storage_bytes", "Size of the store's files or tables (every database in the home)",
+                                value=found.size_bytes)
+        for item in found.latency:
+            name = f"engram_{item.name}_seconds"
+            family = SummaryMetricFamily(name, f"{item.name.capitalize()} latency: quantiles over the samples kept "
+                                               "(engram stats), count and sum since the server started",
+                                         count_value=item.count, sum_value=item.total_s)
+            # NaN quantiles before any sample, as prometheus_client's own summaries would have them.
+            for quantile, ms in (("0.5", item.summary and item.summary.p50_ms), ("0.95", item.summary and item.summary.p95_ms),
+                                 ("0.99", item.summary and item.summary.p99_ms)):
+                family.samples.append(Sample(name, {"quantile": quantile}, math.nan if ms is None else ms / 1000.0))
+            yield family
 
 
 def _route_name(scope: dict[str, Any]) -> str:
