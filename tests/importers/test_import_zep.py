@@ -455,6 +455,10 @@ MALFORMED = [
      'users[0].threads[0].messages[1].role: "robot" is not a Zep role type'),
     (lambda d: d["users"][0]["threads"][0]["messages"][3].pop("created_at"),
      "users[0].threads[0].messages[3].created_at: is missing"),
+    # Refused as the history's append refuses it, before the import's first write: the users' facts
+    # and nodes were stored (and, imported again, skipped) before the append refused the message.
+    (lambda d: d["users"][1]["threads"][0]["messages"][0].update(created_at="3000-01-01T00:00:00Z"),
+     "users[1].threads[0].messages[0].created_at: 3000-01-01T00:00:00+00:00 is later than now"),
     (lambda d: d["users"][1]["threads"][0].pop("thread_id"), "users[1].threads[0].thread_id: is missing"),
     # The SDK's model_dump() names a message's id uuid_: so is a bad one named (it was named .uuid).
     (lambda d: d["users"][1]["threads"][0]["messages"][1].update(uuid_=[5]),

@@ -121,7 +121,7 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
         parts.append((agent, target, memories, first, gone))
     if too_long:
         raise _too_long(too_long, engram.max_content_chars)
-    messages = _messages(plan, own, keep_agents)  # validated before the first write
+    messages = _messages(plan, own, keep_agents, now)  # validated before the first write
     summaries = _summaries(plan, own, keep_agents)
     forgotten: list[Memory] = []
     held = []
@@ -654,15 +654,17 @@ def _stored_key(engram: Engram, scope: Scope, key: str) -> bool:
 Conversation = tuple[str, str]  # (agent, key): history is per agent
 
 
-def _messages(plan: Plan, own: str, keep_agents: bool) -> list[tuple[Conversation, Message, str]]:
+def _messages(plan: Plan, own: str, keep_agents: bool, now: float) -> list[tuple[Conversation, Message, str]]:
     """Each message with the conversation it joins (the source agent's, Letta's agent, when it
-    names one and ``keep_agents``, else the importing agent's) and its place in the source."""
+    names one and ``keep_agents``, else the importing agent's) and its place in the source. Its time
+    is read against ``now`` as the history's append reads it, so a time the append would refuse
+    (later than now) stops the import before its first write, not after its memories were stored."""
     out = []
     for entry in plan.history:
         try:
             message = make_message(entry.role, entry.content, tool_calls=entry.tool_calls,
                                    tool_call_id=entry.tool_call_id, metadata=dict(entry.metadata),
-                                   created_at=entry.created_at)
+                                   created_at=entry.created_at, now=now)
         except ValidationError as exc:
             raise SnapshotError(f"{entry.where}{_spelt(exc.field, [entry])}", exc.problem, exc.allowed) from None
         agent = entry.agent if keep_agents and entry.agent else own
