@@ -194,6 +194,7 @@ class AsyncHistory:
     append_reported = _offload_history(History.append_reported, "write")
     append_many_reported = _offload_history(History.append_many_reported, "write")
     set_summary = _offload_history(History.set_summary, "write")
+    clear_summary = _offload_history(History.clear_summary, "write")
     pop_newest = _offload_history(History.pop_newest, "write")
     purge = _offload_history(History.purge, "write")
     compact = _offload_history(History.compact, "write")

@@ -8,6 +8,7 @@ import pytest
 from engram.embed import EmbeddingIdentity, EmbeddingSettings, auto_fallback_note, create_embedder, detect_provider
 from engram.embed import local as local_mod
 from engram.errors import ConfigError, MissingDependencyError, ValidationError
+from engram.testing.provider_servers import ProviderServer
 
 from .conftest import API_KEY
 
@@ -88,6 +89,30 @@ def test_openai_without_key_is_a_config_error():
     pytest.importorskip("httpx")
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
         create_embedder(EmbeddingSettings(provider="openai"), env={})
+
+
+DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "gemini": "https://generativelanguage.googleapis.com"}
+
+
+@pytest.mark.parametrize("name", sorted(DEFAULT_URLS))
+def test_a_paid_embedding_provider_needs_a_key_at_its_own_address_only(name, tmp_path):
+    """The chat providers' rule (llm.api_key): refused without a key at the service's own address,
+    left out or spelled out, naming the setting and the variables; at a server of one's own (an
+    OpenAI-compatible local one) no key is needed, and none is sent. The openai embedding provider
+    refused every keyless server."""
+    pytest.importorskip("httpx")
+    for base_url in (None, DEFAULT_URLS[name], DEFAULT_URLS[name] + "/"):
+        with pytest.raises(ConfigError) as refused:
+            create_embedder(EmbeddingSettings(provider=name, base_url=base_url), env={})
+        message = str(refused.value)
+        assert "embeddings.api_key" in message and "ENGRAM_EMBEDDINGS__API_KEY" in message
+        assert "embeddings.base_url" in message and ("OPENAI_API_KEY" if name == "openai" else "GEMINI_API_KEY") in message
+    with ProviderServer(api_key=None) as own:  # a server that asks for no key
+        url = own.url + "/v1" if name == "openai" else own.url
+        emb = create_embedder(EmbeddingSettings(provider=name, base_url=url, cache=False), env={})
+        assert emb is not None and emb.embed(["kept local"]).shape == (1, emb.identity.dims)
+        headers = own.requests[0].headers
+        assert "authorization" not in headers and "x-goog-api-key" not in headers
 
 
 def test_identity_round_trip():

@@ -250,3 +250,41 @@ def test_an_into_agent_import_leaves_the_operators_memory_md_alone(tmp_path: Pat
     assert len(as_json(home, "--agent", "bob", "history", "list")) == 2
     assert as_json(home, "--agent", "bob", "import", str(FIXTURES / "clawless-home"))["operator_notes"] == "added"
     assert "- Deploys happen on Tuesdays." in (home / "MEMORY.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("spelling", ["code", "documentation"])
+def test_a_clawless_message_refused_by_the_history_is_named_as_the_file_spells_its_fields(
+        tmp_path: Path, spelling: str) -> None:
+    """A Clawless line's time is ``timestamp`` and its texts ``user_message`` / ``bot_response``
+    (``userMessage`` / ``botResponse`` as its documentation spells them): a message the history
+    refuses (a time later than now, a NUL in a text) is named so, as ChatGPT's ``create_time`` is,
+    and nothing is imported. They were named as engram's (``line 1.created_at``, ``line 1.content``),
+    fields no Clawless file has."""
+    from engram.engine import Engram
+    from engram.errors import SnapshotError
+
+    user, bot, chat = ("user_message", "bot_response", "chat_id") if spelling == "code" else (
+        "userMessage", "botResponse", "chatId")
+    good = {"timestamp": "2026-03-02T07:41:09.318Z", chat: "42", user: "hi", bot: "hello", "platform": "telegram"}
+    for changed, named in (
+            ({"timestamp": "3000-01-01T00:00:00Z"}, "conversation-history.jsonl line 2.timestamp: 3000-01-01T00:00:00"),
+            ({bot: "a\x00b"}, f"conversation-history.jsonl line 2.{bot}: contains a NUL character"),
+            ({user: "a\x00b"}, f"conversation-history.jsonl line 2.{user}: contains a NUL character")):
+        source = tmp_path / spelling / "conversation-history.jsonl"
+        source.parent.mkdir(exist_ok=True)
+        source.write_text(json.dumps(good) + "\n" + json.dumps({**good, **changed}) + "\n", "utf-8")
+        with Engram.from_settings(home=tmp_path / "home", embeddings={"provider": "none"}) as mem:
+            with pytest.raises(SnapshotError) as refused:
+                mem.import_from(source, "clawless")
+            assert str(refused.value).startswith(named), str(refused.value)
+            assert mem.history.conversations() == []
+    # Refused once redacted (an e-mail address's marker is longer than it), where the history cannot tell
+    # which of the line's two texts it was: named both ways.
+    from engram.model import MAX_MESSAGE_CHARS
+
+    said = "mail a@b.io "
+    source.write_text(json.dumps({**good, user: said + "x" * (MAX_MESSAGE_CHARS - len(said))}) + "\n", "utf-8")
+    with Engram.from_settings(home=tmp_path / "redacting", embeddings={"provider": "none"}, privacy={"pii": "redact"}) as mem:
+        with pytest.raises(SnapshotError) as refused:
+            mem.import_from(source, "clawless")
+        assert str(refused.value).startswith(f"conversation-history.jsonl line 1.{user} or .{bot}: is "), str(refused.value)

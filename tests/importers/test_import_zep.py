@@ -158,6 +158,20 @@ def test_a_dump_of_zeps_typescript_sdk_reads_its_camel_case_names(tmp_path: Path
     assert (again["imported"], again["skipped"], again["messages_skipped"]) == (0, 2, 2), again
 
 
+def test_a_message_time_the_history_refuses_is_named_as_the_file_spells_it(tmp_path: Path) -> None:
+    """A message dated later than now is refused by the history, which names engram's ``created_at``:
+    the import names it as the TypeScript SDK's dump spells it, ``createdAt``, as ChatGPT's
+    ``create_time`` is named."""
+    data = json.loads(TS_DUMP.read_text(encoding="utf-8"))
+    data["users"][0]["threads"][0]["messages"][0]["createdAt"] = "3000-01-01T00:00:00Z"
+    with Engram.from_settings(load_settings(home=tmp_path / "home", embeddings={"provider": "none"})) as mem:
+        with pytest.raises(SnapshotError) as refused:
+            mem.import_from(json.dumps(data), "zep")
+        assert str(refused.value).startswith(
+            "users[0].threads[0].messages[0].createdAt: 3000-01-01T00:00:00+00:00 is later than now"), str(refused.value)
+        assert mem.for_agent("carol").history.conversations() == []
+
+
 @pytest.mark.parametrize(("change", "named"), [
     (lambda u: u["edges"][0].update(validAt="2025-13-40"), "users[0].edges[0].validAt"),
     (lambda u: u["edges"][0].update(invalidAt="2025-01-01T00:00:00Z"),
@@ -441,6 +455,10 @@ MALFORMED = [
      'users[0].threads[0].messages[1].role: "robot" is not a Zep role type'),
     (lambda d: d["users"][0]["threads"][0]["messages"][3].pop("created_at"),
      "users[0].threads[0].messages[3].created_at: is missing"),
+    # Refused as the history's append refuses it, before the import's first write: the users' facts
+    # and nodes were stored (and, imported again, skipped) before the append refused the message.
+    (lambda d: d["users"][1]["threads"][0]["messages"][0].update(created_at="3000-01-01T00:00:00Z"),
+     "users[1].threads[0].messages[0].created_at: 3000-01-01T00:00:00+00:00 is later than now"),
     (lambda d: d["users"][1]["threads"][0].pop("thread_id"), "users[1].threads[0].thread_id: is missing"),
     # The SDK's model_dump() names a message's id uuid_: so is a bad one named (it was named .uuid).
     (lambda d: d["users"][1]["threads"][0]["messages"][1].update(uuid_=[5]),

@@ -147,7 +147,8 @@ def test_cli_refuses_an_undecodable_summary_with_exit_2(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "engram", "history", "summary", "chat:1", "--set", b"bad \xff byte"],
                           capture_output=True, env=env, timeout=120)
     assert done.returncode == 2, done.stderr
-    assert b"summary" in done.stderr and b"surrogate" in done.stderr and b"Traceback" not in done.stderr
+    # Named as the option typed, as every other CLI error on an option's value is.
+    assert done.stderr.startswith(b"error: --set: ") and b"surrogate" in done.stderr and b"Traceback" not in done.stderr
 
 
 # Text that parses as JSON other than a string or a number: the SDK read such a value of an

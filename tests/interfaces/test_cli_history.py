@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from engram.engine import Engram
+from engram.errors import ValidationError
 
 
 def run(home: Path, *args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -375,3 +376,35 @@ def test_history_append_refuses_an_empty_list_of_messages_as_http_does(tmp_path:
     assert done.stderr == "error: --messages: the list is empty (allowed: a list of at least 1 message)\n"
     with Engram.from_settings(home=tmp_path) as engram:
         assert not engram.history.conversations()
+
+
+def test_an_empty_summary_is_refused_naming_set_and_clear_removes_the_summary(tmp_path: Path) -> None:
+    """``engram history summary KEY --set ''`` (an unset variable in ``--set "$SUMMARY"``) cleared the
+    summary, exit 0: refused now, exit 2 naming ``--set`` and saying how a summary is removed, the
+    summary kept, as a memory's empty content is refused. ``--clear`` removes it (the messages stay);
+    from Python, ``set_summary(key, "")`` is refused naming ``summary`` and ``clear_summary`` removes it."""
+    with Engram.from_settings(home=tmp_path, embeddings={"provider": "none"}) as engram:
+        engram.history.append("telegram:42", "user", "hello")
+        engram.history.set_summary("telegram:42", "User is planning a trip")
+        for blank in ("", "  \n\t"):
+            try:
+                engram.history.set_summary("telegram:42", blank)
+            except ValidationError as exc:
+                assert exc.field == "summary" and "clear_summary" in exc.allowed
+            else:
+                raise AssertionError(f"set_summary({blank!r}) was taken")
+        assert engram.history.summary("telegram:42") == "User is planning a trip"
+    for blank in ("", "  \n\t"):
+        refused = run(tmp_path, "history", "summary", "telegram:42", "--set", blank)
+        assert (refused.returncode, refused.stdout) == (2, ""), refused.stderr
+        assert refused.stderr.startswith("error: --set: must not be empty") and "--clear" in refused.stderr
+    both = run(tmp_path, "history", "summary", "telegram:42", "--set", "new", "--clear")
+    assert both.returncode == 2 and both.stderr.startswith("error: --clear: cannot be given with --set")
+    assert json.loads(run(tmp_path, "--json", "history", "summary", "telegram:42").stdout)["summary"] == "User is planning a trip"
+    cleared = run(tmp_path, "--json", "history", "summary", "telegram:42", "--clear")
+    assert cleared.returncode == 0 and json.loads(cleared.stdout) == {"key": "telegram:42", "summary": ""}
+    with Engram.from_settings(home=tmp_path, embeddings={"provider": "none"}) as engram:
+        assert engram.history.summary("telegram:42") == "" and engram.history.count("telegram:42") == 1
+        engram.history.set_summary("telegram:42", "again")
+        engram.history.clear_summary("telegram:42")
+        assert engram.history.summary("telegram:42") == "" and engram.history.count("telegram:42") == 1

@@ -841,3 +841,47 @@ def test_an_error_with_no_detail_and_no_reason_phrase_says_its_status_and_what_w
         assert browser.find_element(By.ID, "status").get_attribute("class") == "error"
     finally:
         proxy.close()
+
+
+def test_a_memory_with_more_links_and_superseded_memories_than_listed_says_how_many(served: Served, browser) -> None:  # noqa: ANN001
+    """The detail lists 50 of a memory's links and 50 of the memories it supersedes; past that it
+    said nothing, as if those were all. It now says how many links there are (the memory's own
+    ``links`` name every one this agent may read) and that it supersedes more than it lists. Another
+    agent's memory linked to a global one is not counted for alice, nor listed."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    alice = served.engram.for_agent("alice")
+    hub = alice.remember("Alice's garden plan", key="garden", scope="global").memory
+    notes = alice.remember_many({"content": f"Plant bed {i} with herbs", "key": f"bed-{i:02d}"} for i in range(60))
+    for result in notes:
+        alice.link(hub, result.memory)
+    served.engram.for_agent("bob").link(hub, served.engram.for_agent("bob").remember("Bob's own note", key="bob-note").memory)
+    successor = alice.remember("Alice's tomato plan, final", key="tomatoes").memory
+    for i in range(55):
+        alice.supersede(alice.remember(f"Alice's tomato plan, draft {i}", key=f"draft-{i:02d}").memory, successor)
+    few = alice.remember("Alice's pepper plan", key="peppers").memory
+    alice.link(few, "bed-00")
+    wait = _open(browser, served)
+
+    def opened(query: str, memory_id: str) -> None:  # found by a search: the list's first page holds the newest
+        search = browser.find_element(By.ID, "q")
+        search.clear()
+        search.send_keys(query)
+        browser.find_element(By.ID, "search-btn").click()
+        wait.until(ec.text_to_be_present_in_element((By.ID, "status"), f"for “{query}”"))  # this search's rows drawn
+        wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, f'tr.mem-row[data-id="{memory_id}"]'))).click()
+        wait.until(ec.text_to_be_present_in_element((By.ID, "d-key"), alice.get(memory_id).key))
+
+    opened("garden plan", hub.id)
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#d-links a")) == 50)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "d-links-note"), "showing 50 of 60 links"))
+    assert not browser.find_element(By.ID, "d-supersedes-note").is_displayed()
+    opened("tomato plan final", successor.id)
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#d-supersedes a")) == 50)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "d-supersedes-note"), "showing the oldest 50; it supersedes more"))
+    assert not browser.find_element(By.ID, "d-links-note").is_displayed()
+    opened("pepper plan", few.id)
+    wait.until(lambda d: [a.text for a in d.find_elements(By.CSS_SELECTOR, "#d-links a")] == ["bed-00"])
+    assert not browser.find_element(By.ID, "d-links-note").is_displayed()
+    assert not browser.find_element(By.ID, "d-supersedes-note").is_displayed()

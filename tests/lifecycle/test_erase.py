@@ -19,6 +19,7 @@ from engram.audit import AuditQuery
 from engram.engine import Engram
 from engram.errors import NotFoundError, ValidationError
 from engram.model import Scope
+from tests.cli_in_process import cli_output
 
 # A word no tokenizer, stemmer or key maker shortens: its lower-case form is searched for in raw bytes.
 SECRET = "Quixotrelliumz"
@@ -362,3 +363,27 @@ def test_a_later_erase_zeroes_what_it_deletes_without_rebuilding_the_file(tmp_pa
             assert conn.execute("PRAGMA freelist_count").fetchone()[0] > 0, "no VACUUM rebuilt the file"
         assert engram.store.db.integrity_check() == "ok"
         assert engram.count() == 400 and len(engram.recall("invoice meeting", limit=5)) == 5
+
+
+def test_engram_vacuum_marks_the_file_so_a_later_erase_needs_no_vacuum_of_its_own(tmp_path: Path) -> None:
+    """``engram vacuum`` rebuilds the file from its live rows, as the first erase's VACUUM does, and
+    engram's writes since zero what they free: it marks the file (``zeroed_since``) as that VACUUM
+    does. Unmarked, the erase after it vacuumed the whole file again. Here the erase leaves the free
+    pages that forgets made since (no VACUUM rebuilt the file) and no byte of the secret anywhere."""
+    with _open(tmp_path) as engram:
+        engram.remember_many([{"content": f"note {i}: " + "filler words " * 40, "key": f"a{i}"} for i in range(200)])
+        told = engram.remember(f"my bank password hint is {SECRET} blue").memory
+    cli_output(tmp_path, "vacuum", env={"ENGRAM_EMBEDDINGS__PROVIDER": "none"})
+    with _open(tmp_path) as engram:
+        with engram.store.db.read() as conn:
+            assert conn.execute("SELECT 1 FROM engram_meta WHERE name = 'zeroed_since'").fetchone() is not None
+        for i in range(150):  # frees pages, which a VACUUM would drop from the file
+            engram.forget(f"a{i}")
+        with engram.store.db.read() as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            assert conn.execute("PRAGMA freelist_count").fetchone()[0] > 0
+        engram.forget(told.id, erase=True)
+        with engram.store.db.read() as conn:
+            assert conn.execute("PRAGMA freelist_count").fetchone()[0] > 0, "the erase did not vacuum the file again"
+        assert engram.store.db.integrity_check() == "ok" and engram.count() == 50
+    assert _raw_holds(tmp_path) == []

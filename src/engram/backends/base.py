@@ -51,10 +51,20 @@ class FileCare:
         return self.backups.create(reason, source=self.db)
 
     def vacuum(self) -> tuple[int, int]:
-        """VACUUM the file; its size in bytes before and after."""
+        """VACUUM the file; its size in bytes before and after.
+
+        A VACUUM rebuilds the file from its live rows, so no freed byte is left in it, and every
+        engram write since zeroes what it frees: the file is marked (``engram_meta`` ``zeroed_since``)
+        as the first erase's VACUUM marks it, and an erase after ``engram vacuum`` (or the scheduled
+        job) needs none of its own. Only once the VACUUM is done: a failed one leaves no mark."""
         from engram.lifecycle.backup import vacuum
 
-        return vacuum(self.db)
+        sizes = vacuum(self.db)
+        with self.db.write() as conn:
+            conn.execute("INSERT OR IGNORE INTO engram_meta (name, value) VALUES ('zeroed_since', ?)", (str(time.time()),))
+        with self.db.read() as conn:  # the mark's page into the file, as the VACUUM's were: the WAL left empty
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return sizes
 
     def scrub(self) -> None:
         """After an erase, leave no trace of deleted or rewritten rows in the file or its WAL.
@@ -74,7 +84,6 @@ class FileCare:
         vectors first (``scrub_sidecars``). Raises ``StorageError`` when the WAL cannot be emptied
         (another process's long read) or the VACUUM fails."""
         from engram.db.sqlite import truncate_wal
-        from engram.lifecycle.backup import vacuum
 
         if self.scrub_sidecars is not None:
             self.scrub_sidecars()
@@ -82,11 +91,7 @@ class FileCare:
             conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
             zeroed = conn.execute("SELECT 1 FROM engram_meta WHERE name = 'zeroed_since'").fetchone() is not None
         if not zeroed:
-            vacuum(self.db)
-            # Only once the VACUUM is done: a failed one leaves the file to be vacuumed next time.
-            with self.db.write() as conn:
-                conn.execute("INSERT OR IGNORE INTO engram_meta (name, value) VALUES ('zeroed_since', ?)",
-                              (str(time.time()),))
+            self.vacuum()  # which marks the file
         with self.db.read() as conn:
             truncate_wal(conn, self.db.path)
 

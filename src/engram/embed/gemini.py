@@ -11,7 +11,8 @@ from typing import Any
 
 from engram.embed._http import HTTPProvider, need_dims
 from engram.embed.base import EmbeddingIdentity
-from engram.errors import ConfigError
+from engram.embed.settings import key_variables
+from engram.provider_keys import refuse_missing_key
 
 DEFAULT_MODEL = "text-embedding-004"
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
@@ -29,16 +30,16 @@ class GeminiProvider(HTTPProvider):
         timeout_s: float = 30.0,
         **_: Any,
     ) -> None:
-        if not api_key:
-            raise ConfigError(
-                "the gemini embedding provider needs an API key: set GEMINI_API_KEY or embeddings.api_key"
-            )
+        base_url = base_url or DEFAULT_BASE_URL
+        # The rule the chat providers follow: a key at the service's own address, none needed at a server of one's own.
+        refuse_missing_key("embeddings", "gemini embedding", api_key=api_key, base_url=base_url,
+                           default_base_url=DEFAULT_BASE_URL, key_variables=key_variables("gemini"))
         model = (model or DEFAULT_MODEL).removeprefix("models/")
         size = need_dims("gemini", model, dims, KNOWN_DIMS)
         self.identity = EmbeddingIdentity("gemini", model, size)
         self._output_dims = size if dims is not None and KNOWN_DIMS.get(model) != dims else None
         super().__init__(
-            base_url=base_url or DEFAULT_BASE_URL, timeout_s=timeout_s, headers={"x-goog-api-key": api_key}
+            base_url=base_url, timeout_s=timeout_s, headers={"x-goog-api-key": api_key} if api_key else {}
         )
 
     def embed_batch(self, texts: list[str]) -> list[list[float]]:

@@ -11,7 +11,8 @@ from typing import Any
 
 from engram.embed._http import HTTPProvider, need_dims
 from engram.embed.base import EmbeddingIdentity
-from engram.errors import ConfigError
+from engram.embed.settings import key_variables
+from engram.provider_keys import refuse_missing_key
 
 DEFAULT_MODEL = "text-embedding-3-small"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -29,19 +30,18 @@ class OpenAIProvider(HTTPProvider):
         timeout_s: float = 30.0,
         **_: Any,
     ) -> None:
-        if not api_key:
-            raise ConfigError(
-                "the openai embedding provider needs an API key: set OPENAI_API_KEY or embeddings.api_key"
-            )
+        base_url = base_url or DEFAULT_BASE_URL
+        # The rule the chat providers follow: a key at the service's own address, none needed at a server of one's own.
+        refuse_missing_key("embeddings", "openai embedding", api_key=api_key, base_url=base_url,
+                           default_base_url=DEFAULT_BASE_URL, key_variables=key_variables("openai"))
         model = model or DEFAULT_MODEL
         size = need_dims("openai", model, dims, KNOWN_DIMS)
         self.identity = EmbeddingIdentity("openai", model, size)
         # Only text-embedding-3 models accept a reduced size.
         self._dimensions = size if dims is not None and KNOWN_DIMS.get(model) != dims else None
+        # No key (a server of one's own): no Authorization header, rather than "Bearer None".
         super().__init__(
-            base_url=base_url or DEFAULT_BASE_URL,
-            timeout_s=timeout_s,
-            headers={"Authorization": f"Bearer {api_key}"},
+            base_url=base_url, timeout_s=timeout_s, headers={"Authorization": f"Bearer {api_key}"} if api_key else {}
         )
 
     def embed_batch(self, texts: list[str]) -> list[list[float]]:

@@ -49,10 +49,15 @@ _KEY_VARS = {"openai": ("OPENAI_API_KEY",), "gemini": ("GEMINI_API_KEY", "GOOGLE
 _URL_VARS = {"openai": ("OPENAI_BASE_URL",), "ollama": ("OLLAMA_HOST",)}
 
 
+def key_variables(provider: str) -> tuple[str, ...]:
+    """The provider's usual variables a key is read from (its missing-key error names them); none: it takes no key."""
+    return _KEY_VARS.get(provider, ())
+
+
 def env_key_variable(provider: str, env: Mapping[str, str] | None = None) -> str | None:
     """The provider's usual environment variable its key is taken from, if one is set."""
     env = os.environ if env is None else env
-    return next((var for var in _KEY_VARS.get(provider, ()) if env.get(var)), None)
+    return next((var for var in key_variables(provider) if env.get(var)), None)
 
 
 def env_api_key(provider: str, env: Mapping[str, str] | None = None) -> str | None:

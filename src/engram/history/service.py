@@ -360,10 +360,21 @@ class History:
 
     def set_summary(self, key: str, summary: str) -> tuple[str, ...]:
         """Replace the conversation's summary, screened for PII as a message is; returns the PII
-        warnings (the kinds found, never the values). Raises ``ValidationError``, ``StorageError``."""
+        warnings (the kinds found, never the values). A blank summary is refused, as a memory's blank
+        content is: stored, it left the conversation with no summary, unsaid (an empty variable in
+        ``--set "$SUMMARY"``); ``clear_summary`` removes one. Raises ``ValidationError``, ``StorageError``."""
+        if isinstance(summary, str) and not summary.strip():
+            raise ValidationError("summary", "must not be empty",
+                                  "some text; clear_summary (engram history summary KEY --clear) removes a summary")
         screened, warnings = self.privacy.screen(summary, field="summary")
         self._live_store().set_summary(normal_key(key), check_redacted_length("summary", summary, screened, MAX_MESSAGE_CHARS))
         return tuple(warnings)
+
+    def clear_summary(self, key: str) -> None:
+        """Remove the conversation's summary (its messages stay; ``purge`` forgets both). A
+        compaction running meanwhile finds the summary it read gone and tries again, as after
+        ``set_summary``. Raises ``ValidationError`` (a bad key), ``StorageError``."""
+        self._live_store().set_summary(normal_key(key), "")  # "" is the store's "no summary" (HistoryStore)
 
     def _screened_summary(self, key: str, summary: str) -> str:
         """A compaction's summary as stored; its PII warnings logged (no caller is there to answer).

@@ -25,6 +25,7 @@ then written in turn (one transaction each: SQLite commits no transaction across
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -120,7 +121,7 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
         parts.append((agent, target, memories, first, gone))
     if too_long:
         raise _too_long(too_long, engram.max_content_chars)
-    messages = _messages(plan, own, keep_agents)  # validated before the first write
+    messages = _messages(plan, own, keep_agents, now)  # validated before the first write
     summaries = _summaries(plan, own, keep_agents)
     forgotten: list[Memory] = []
     held = []
@@ -151,8 +152,7 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
         added, present, gained = 0, len(messages), {}
         summaries_set, summaries_kept = 0, len(summaries)
     else:
-        added, present, gained = _append_history(engram, messages, report, warnings,
-                                                 {entry.where: entry for entry in plan.history})
+        added, present, gained = _append_history(engram, messages, report, warnings, _by_place(plan.history))
         summaries_set, summaries_kept = _set_summaries(engram, summaries, warnings)
     notes = _operator_notes(engram, plan, operator_notes)
     # Every record read is imported, updated, forgotten or skipped (a copy repeated in the source is skipped).
@@ -654,35 +654,50 @@ def _stored_key(engram: Engram, scope: Scope, key: str) -> bool:
 Conversation = tuple[str, str]  # (agent, key): history is per agent
 
 
-def _messages(plan: Plan, own: str, keep_agents: bool) -> list[tuple[Conversation, Message, str]]:
+def _messages(plan: Plan, own: str, keep_agents: bool, now: float) -> list[tuple[Conversation, Message, str]]:
     """Each message with the conversation it joins (the source agent's, Letta's agent, when it
-    names one and ``keep_agents``, else the importing agent's) and its place in the source."""
+    names one and ``keep_agents``, else the importing agent's) and its place in the source. Its time
+    is read against ``now`` as the history's append reads it, so a time the append would refuse
+    (later than now) stops the import before its first write, not after its memories were stored."""
     out = []
     for entry in plan.history:
         try:
             message = make_message(entry.role, entry.content, tool_calls=entry.tool_calls,
                                    tool_call_id=entry.tool_call_id, metadata=dict(entry.metadata),
-                                   created_at=entry.created_at)
+                                   created_at=entry.created_at, now=now)
         except ValidationError as exc:
-            raise SnapshotError(f"{entry.where}.{_spelt(exc.field, entry)}", exc.problem, exc.allowed) from None
+            raise SnapshotError(f"{entry.where}{_spelt(exc.field, [entry])}", exc.problem, exc.allowed) from None
         agent = entry.agent if keep_agents and entry.agent else own
         out.append(((agent, entry.conversation), message, entry.where))
     return out
 
 
-def _spelt(field: str, entry: HistoryEntry) -> str:
-    """A message field as the source file spells it: its time by the source's own name
-    (ChatGPT's ``create_time``), the rest as engram's."""
-    return entry.time_field if field == "created_at" else field
+def _by_place(entries: Sequence[HistoryEntry]) -> dict[str, list[HistoryEntry]]:
+    """The messages read at each place of the source (a Clawless line: its two)."""
+    placed: dict[str, list[HistoryEntry]] = {}
+    for entry in entries:
+        placed.setdefault(entry.where, []).append(entry)
+    return placed
 
 
-def _respelt(exc: ValidationError, places: Sequence[str], entries: Mapping[str, HistoryEntry]) -> ValidationError:
+def _spelt(field: str, entries: Sequence[HistoryEntry]) -> str:
+    """A message field (``created_at``, ``tool_calls[0].id``) as the source file spells it, to append
+    to the message's place: by each entry's ``fields`` (ChatGPT's ``.create_time``, Clawless's
+    ``.timestamp``), else as engram's. ``entries`` are the messages read at that place: a Clawless
+    line holds two, whose texts it spells apart (``user_message``, ``bot_response``), and a field
+    the error cannot tell between them is named both ways."""
+    head = re.split(r"[.\[]", field, maxsplit=1)[0]
+    spellings = dict.fromkeys(entry.fields.get(head, f".{head}") for entry in entries) or {f".{head}": None}
+    return " or ".join(spelt + field[len(head):] for spelt in spellings)
+
+
+def _respelt(exc: ValidationError, places: Sequence[str], entries: Mapping[str, list[HistoryEntry]]) -> ValidationError:
     """``exc`` (the history's, naming ``<place>.<field>``) with the field as the source spells it."""
     named = [where for where in places if where in entries and exc.field.startswith(f"{where}.")]
     if not named:
         return exc
     where = max(named, key=len)  # the message's own place, should one place begin another's
-    return SnapshotError(f"{where}.{_spelt(exc.field.removeprefix(f'{where}.'), entries[where])}", exc.problem,
+    return SnapshotError(f"{where}{_spelt(exc.field.removeprefix(f'{where}.'), entries[where])}", exc.problem,
                          exc.allowed)
 
 
@@ -693,7 +708,7 @@ def _mark(message: Message) -> tuple[str, str, float, str | None]:
 
 
 def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, str]], report: Progress,
-                    warnings: list[str], entries: Mapping[str, HistoryEntry] | None = None,
+                    warnings: list[str], entries: Mapping[str, list[HistoryEntry]] | None = None,
                     ) -> tuple[int, int, dict[Conversation, int]]:
     """Append the messages a conversation does not hold yet; returns (added and kept, present,
     added and kept per conversation).
@@ -723,7 +738,7 @@ def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, 
         try:
             mark = _mark(history_of(conversation[0]).privacy.screen_message(message)[0])
         except ValidationError as exc:  # two ids or names redacted into one
-            raise SnapshotError(f"{where}.{exc.field}", exc.problem, exc.allowed) from None
+            raise _respelt(ValidationError(f"{where}.{exc.field}", exc.problem, exc.allowed), [where], entries or {}) from None
         # History is append-only in time: what is older than the conversation's newest message was
         # imported before (and may since have been trimmed away), so it is not appended again.
         if held[conversation][mark] > 0:

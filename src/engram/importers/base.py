@@ -115,7 +115,10 @@ class HistoryEntry:
     tool_calls: Any = None  # as ``make_message`` takes them (a list, or its JSON text)
     tool_call_id: str | None = None
     agent: str | None = None  # the source's agent whose history it joins; None means the importing agent
-    time_field: str = "created_at"  # the source's name for the message's time (ChatGPT's create_time), for errors
+    # Where in the message each engram field comes from, appended to ``where`` in an error, as
+    # ``Record.fields``: ``{"created_at": ".create_time"}`` (ChatGPT), ``{"content": ".bot_response",
+    # "created_at": ".timestamp"}`` (Clawless). A field not listed is named as engram's (``.content``).
+    fields: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

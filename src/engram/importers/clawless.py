@@ -110,5 +110,6 @@ def _history(text: str, name: str) -> list[HistoryEntry]:
         meta = {"clawless": {"chatId": chat, "platform": platform, **place}}
         for role, field_name in (("user", "userMessage"), ("assistant", "botResponse")):
             said, spelt = field(item, field_name)
-            entries.append(HistoryEntry(where, key, role, content_text(said, f"{where}.{spelt}"), at, meta))
+            entries.append(HistoryEntry(where, key, role, content_text(said, f"{where}.{spelt}"), at, meta,
+                                        fields={"content": f".{spelt}", "created_at": ".timestamp"}))
     return entries

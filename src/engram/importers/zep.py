@@ -333,7 +333,8 @@ class _User:
             uuid = _optional_uuid(message, place)
             provenance = {k: v for k, v in (("uuid", uuid), ("name", name)) if v}
             meta = with_provenance(own, KIND, provenance, place, self.plan.warnings) if provenance else own
-            said.append(HistoryEntry(place, key, role, content, at, meta, agent=self.agent))
+            said.append(HistoryEntry(place, key, role, content, at, meta, agent=self.agent,
+                                     fields={"created_at": _at(message, place, "created_at").removeprefix(place)}))
         # A thread is its messages in time order; how the dump listed them (newest first, pages
         # joined) does not change it. Messages of the same instant keep the dump's order.
         self.plan.history += sorted(said, key=lambda entry: entry.created_at)

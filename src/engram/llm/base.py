@@ -20,8 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from engram.errors import ConfigError, MissingDependencyError, ProviderError
+from engram.errors import MissingDependencyError, ProviderError
 from engram.model import Message, Role, ToolCall
+from engram.provider_keys import refuse_missing_key
 
 log = logging.getLogger("engram.llm")
 
@@ -137,13 +138,10 @@ class HttpChatProvider:
         self.model = model
         self.base_url = (base_url or self.default_base_url).rstrip("/")
         self.api_key = api_key
-        # Sent without a key, every request to the provider's own service was refused (or, offline,
-        # reported as "cannot reach"); said once, here, before any request. A server of the user's
-        # own at another ``base_url`` (an OpenAI-compatible local one) may need none.
-        if self.key_variable and not api_key and self.base_url == self.default_base_url.rstrip("/"):
-            raise ConfigError(
-                f"llm.api_key: the {self.name} provider needs an API key at {self.base_url}: set llm.api_key "
-                f"(ENGRAM_LLM__API_KEY) or {self.key_variable}, or set llm.base_url to a server of your own that needs none")
+        # Said once, here, before any request (the rule embeddings follow too).
+        refuse_missing_key("llm", self.name, api_key=api_key, base_url=self.base_url,
+                           default_base_url=self.default_base_url,
+                           key_variables=(self.key_variable,) if self.key_variable else ())
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s

@@ -108,7 +108,8 @@ class Conversations:
         own: dict[str, Any] = {"conversation": self.conversation_id, **provenance}
         if not self.entries and self.title:
             own["title"] = self.title
-        self.entries.append(HistoryEntry(where, self.key, role, content, at, {self.kind: own}, time_field=time_field))
+        self.entries.append(HistoryEntry(where, self.key, role, content, at, {self.kind: own},
+                                         fields={"created_at": f".{time_field}"}))
 
     def skip(self, reason: str, n: int = 1) -> None:
         if n:

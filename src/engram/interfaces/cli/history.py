@@ -13,6 +13,7 @@ import typer
 
 from engram import jsondoc
 from engram.errors import ValidationError
+from engram.interfaces import present
 from engram.interfaces.cli import parsing, render
 from engram.interfaces.cli.option_names import OptionNamingGroup
 from engram.interfaces.cli.state import state
@@ -156,13 +157,20 @@ _MESSAGES_FILE = "a JSON list of messages in UTF-8"
 def summary(
     ctx: typer.Context,
     key: str = KeyArg,
-    set_to: str | None = typer.Option(None, "--set", help="Replace the summary with this text."),
+    set_to: str | None = typer.Option(None, "--set", help="Replace the summary with this text (not empty: --clear removes it)."),
+    clear: bool = typer.Option(False, "--clear", help="Remove the summary (the messages stay; purge forgets both)."),
 ) -> None:
-    """Print a conversation's summary, or replace it with --set."""
+    """Print a conversation's summary, replace it with --set, or remove it with --clear."""
     st = state(ctx)
-    history = (st.reading_engram() if set_to is None else st.engram()).history
-    if set_to is not None:
-        for warning in history.set_summary(key, set_to):
+    if clear and set_to is not None:
+        raise ValidationError("--clear", "cannot be given with --set", "--set TEXT or --clear")
+    history = (st.reading_engram() if set_to is None and not clear else st.engram()).history
+    if clear:
+        history.clear_summary(key)
+    elif set_to is not None:
+        with present.wire_names({"summary": "--set"}):  # the engine's word for what --set fills
+            warnings = history.set_summary(key, set_to)
+        for warning in warnings:
             render.errors.print(f"[yellow]warning:[/yellow] {render.markup_safe(warning)}")
     text = history.summary(key)
     if st.as_json:

@@ -5,6 +5,11 @@ import { $, api, el, fmt, nav, status, when } from "./common.js";
 
 const state = { offset: 0, total: 0, current: null, seq: 0 };
 const enc = encodeURIComponent;
+// The most of a memory's links, and of the memories it supersedes, its detail lists.
+const SHOWN = 50;
+
+// A note under a list the detail cut short (`text`), hidden when it is whole (`text` empty).
+function note(id, text) { $(id).hidden = !text; $(id).textContent = text; }
 
 function row(memory, hit) {
   const tr = el("tr", undefined, "mem-row"); tr.dataset.id = memory.id;
@@ -66,7 +71,7 @@ export async function load() {
 
 export async function show(id) {
   try {
-    const data = await api("GET", "/api/v1/memory/" + enc(id) + "/links");
+    const data = await api("GET", "/api/v1/memory/" + enc(id) + "/links?limit=" + SHOWN);
     const m = data.memory;
     // An erase ticked for one memory is not carried to the next one opened.
     if (!state.current || state.current.id !== m.id) { $("#forget-erase").checked = false; armErase(null); }
@@ -92,10 +97,15 @@ export async function show(id) {
       li.append(opener(n), ...mark, el("span", " " + n.content.slice(0, 80), "muted"), unlink); return li;
     }));
     if (!data.neighbours.length) $("#d-links").replaceChildren(el("li", "no links", "muted"));
+    // The memory's own links name every memory linked to it that this agent may read (the API
+    // leaves out the others): past the list, the note says how many there are.
+    const linked = m.links.length, listed = data.neighbours.length;
+    note("#d-links-note", linked > listed ? `showing ${listed} of ${linked.toLocaleString("en")} links (the newest)` : "");
     // Supersession both ways: the memory names its successor (superseded_by), the API lists those it
     // supersedes. A superseded memory is out of the list and recall, so these links are how to reach it.
     const [older, successor, versions] = await Promise.all([
-      api("GET", "/api/v1/memory/" + enc(m.id) + "/supersedes"),
+      // One more than is listed: the API gives no total, so the extra one is how the page knows of more.
+      api("GET", "/api/v1/memory/" + enc(m.id) + "/supersedes?limit=" + (SHOWN + 1)),
       // A successor forgotten since is named by its id, with nothing to open.
       m.superseded_by ? api("GET", "/api/v1/memory/" + enc(m.superseded_by)).catch((e) => (e.status === 404 ? null : Promise.reject(e))) : null,
       api("GET", "/api/v1/memory/" + enc(m.id) + "/versions")]);
@@ -106,7 +116,8 @@ export async function show(id) {
       notice.append("Superseded by ", successor ? opener(successor) : el("code", m.superseded_by + " (no longer stored)"),
         m.superseded_at ? ` on ${when(m.superseded_at)}` : "", ": kept, but out of the list and of recall.");
     }
-    $("#d-supersedes").replaceChildren(...older.supersedes.map((o) => {
+    note("#d-supersedes-note", older.supersedes.length > SHOWN ? `showing the oldest ${SHOWN}; it supersedes more` : "");
+    $("#d-supersedes").replaceChildren(...older.supersedes.slice(0, SHOWN).map((o) => {
       const li = el("li"); li.append(opener(o), el("span", " " + o.content.slice(0, 80), "muted")); return li;
     }));
     if (!older.supersedes.length) $("#d-supersedes").replaceChildren(el("li", "none", "muted"));
