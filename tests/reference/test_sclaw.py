@@ -224,7 +224,13 @@ def test_set_summary_over_http_replaces_the_summary_as_sclaws_store_does(served)
         assert first.json() == {"conversation": "telegram:42", "summary": "The user greeted us.", "warnings": []}
         c.put("/api/v1/history/telegram:42/summary", json={"summary": "The user asked about dogs."})
         assert c.get("/api/v1/history/telegram:42/summary").json()["summary"] == "The user asked about dogs."
-        assert c.put("/api/v1/history/telegram:42/summary", json={"summary": ""}).json()["summary"] == ""
+        # A blank summary is refused naming it (History.set_summary's rule), the summary kept; DELETE removes it.
+        for blank in ("", "  \n"):
+            refused = c.put("/api/v1/history/telegram:42/summary", json={"summary": blank})
+            assert refused.status_code == 422 and refused.json()["field"] == "summary", refused.text
+        assert c.get("/api/v1/history/telegram:42/summary").json()["summary"] == "The user asked about dogs."
+        cleared = c.delete("/api/v1/history/telegram:42/summary")
+        assert cleared.status_code == 200 and cleared.json() == {"conversation": "telegram:42", "summary": ""}
         assert c.get("/api/v1/history/telegram:42/summary").json()["summary"] == ""
         for body, field in (({}, "summary"), ({"summary": 7}, "summary"), ({"summary": "x", "extra": 1}, "extra")):
             refused = c.put("/api/v1/history/telegram:42/summary", json=body)

@@ -112,6 +112,13 @@ def history_set_summary(eng: Eng, conversation: str, body: SummaryIn) -> dict[st
     return {"conversation": conversation, "summary": summary, "warnings": list(warnings)}
 
 
+@router.delete("/history/{conversation:ref}/summary", summary="Remove a conversation's summary (its messages stay)")
+def history_clear_summary(eng: Eng, conversation: str) -> dict[str, Any]:
+    with present.wire_names(CONVERSATION_WIRE):
+        seams.history(eng).clear_summary(conversation)
+    return {"conversation": conversation, "summary": ""}
+
+
 @router.delete("/history/{conversation:ref}", summary="Delete a conversation's history")
 def history_purge(eng: Eng, conversation: str) -> dict[str, Any]:
     with present.wire_names(CONVERSATION_WIRE):

@@ -194,9 +194,10 @@ class MessageIn(Body):
 
 
 class SummaryIn(Body):
-    """sclaw's ``SetSummary``: the text that replaces a conversation's summary ("" removes it)."""
+    """sclaw's ``SetSummary``: the text that replaces a conversation's summary (a blank one is
+    refused, as ``History.set_summary`` refuses it; ``DELETE .../summary`` removes one)."""
 
-    summary: str = Field(..., description="The new summary; an empty one removes it.")
+    summary: str = Field(..., description="The new summary (not blank; DELETE .../summary removes one).")
 
 
 class MessagesIn(Body):
