@@ -268,16 +268,19 @@ def recall(
     if top_k is not None:  # as far as HTTP's topK and MCP's top_k go (the setting's own bound)
         top_k = parse_integer(top_k, "top_k", 1, MAX_RECAP_TOP_K)
     st = state(ctx)
+    engram = st.reading_engram(warm=True)
     # The history names a chat id it refuses ``chatId`` (Clawless's field), a key ``key`` or one of
     # its parts (``key.chat``): here each is --chat, the one value given.
     with present.wire_names(dict.fromkeys(("key.channel", "key.chat", "key.thread", "chatId", "key"), "--chat")):
-        found = seams.semantic_recall(st.reading_engram(warm=True), query, chat, top_k)
+        found = seams.semantic_recall(engram, query, chat, top_k)
     if st.as_json:
         render.emit_json(found)
     elif found["recap"]:
         render.console.print(found["recap"], markup=False, highlight=False, soft_wrap=True)
     else:  # on standard error, as `history show` says it has no messages: stdout holds results alone
-        render.note_line("no earlier exchange like it")
+        from engram.history.service import HISTORY_OFF
+
+        render.note_line("no earlier exchange like it" + ("" if engram.history.enabled else f": {HISTORY_OFF}"))
 
 
 def register(app: typer.Typer) -> None:
