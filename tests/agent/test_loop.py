@@ -178,6 +178,37 @@ def test_without_llm_rules_store_and_recall(engram):
         agent.process("   ")
 
 
+def test_extracted_facts_record_their_conversation_and_an_update_keeps_the_rest_of_the_metadata(engram):
+    # sclaw's Fact.Source: the session a fact was extracted in, here the conversation key as listed.
+    agent = MemoryAgent(engram, None, history=History(InMemoryHistoryStore()), conversation="telegram:42:")
+    assert agent.process("My favourite editor is vim.").stored == ("user-favourite-editor",)
+    stored = engram.get("user-favourite-editor")
+    assert dict(stored.metadata) == {"conversation": "telegram:42"} and stored.source == "extraction"
+    engram.update(stored, metadata={**stored.metadata, "project": "dotfiles"})  # the user's own metadata
+
+    other = MemoryAgent(engram, None, history=History(InMemoryHistoryStore()), conversation="web:7")
+    other.process("my favourite editor is vim")  # known already: nothing written, nothing renamed
+    assert dict(engram.get("user-favourite-editor").metadata) == {"conversation": "telegram:42", "project": "dotfiles"}
+    assert other.process("My favourite editor is helix").stored == ("user-favourite-editor",)
+    changed = engram.get("user-favourite-editor")
+    assert changed.content == "The user's favourite editor is helix." and changed.id == stored.id
+    assert dict(changed.metadata) == {"conversation": "web:7", "project": "dotfiles"}
+    assert [v.content for v in engram.versions(changed)] == ["The user's favourite editor is vim."]
+
+
+def test_facts_kept_from_compacted_messages_record_their_conversation(engram):
+    from engram.history.settings import CompactionSettings
+
+    history = History(InMemoryHistoryStore(), compaction=CompactionSettings(min_messages=2, keep_recent=1))
+    history.append("slack:C1:T7", "user", "I live in Oslo.")  # said before this agent ran: only compaction reads it
+    history.append("slack:C1:T7", "assistant", "Noted.")
+    history.append("slack:C1:T7", "user", "hello")
+    agent = MemoryAgent(engram, None, history=history, conversation="slack:C1:T7")
+    assert agent.compact(force=True).compacted
+    kept = engram.get("user-location")
+    assert kept.content == "The user lives in Oslo." and dict(kept.metadata) == {"conversation": "slack:C1:T7"}
+
+
 @pytest.mark.parametrize("wire", ["anthropic", "gemini"])
 def test_tool_loop_on_other_wire_formats(engram, wire):
     from engram.llm.anthropic import AnthropicChat

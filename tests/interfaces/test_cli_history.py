@@ -408,3 +408,40 @@ def test_an_empty_summary_is_refused_naming_set_and_clear_removes_the_summary(tm
         engram.history.set_summary("telegram:42", "again")
         engram.history.clear_summary("telegram:42")
         assert engram.history.summary("telegram:42") == "" and engram.history.count("telegram:42") == 1
+
+
+def test_history_recall_finds_earlier_exchanges_of_this_agent_only_and_names_what_it_refuses(tmp_path: Path) -> None:
+    # Clawless's semantic recall, as HTTP's /api/memory/semantic-recall and MCP's semantic_recall answer it.
+    with Engram.from_settings(home=tmp_path, agent="alice") as alice:
+        for key, user, bot in (("telegram:42", "My dog is called Biscuit", "Biscuit is a lovely name."),
+                               ("web:7", "The quarterly report is due Friday", "I will remind you on Thursday.")):
+            alice.history.append(key, "user", user)
+            alice.history.append(key, "assistant", bot)
+        expected = alice.history.semantic_recall("what is my puppy called", key="42", top_k=1).recap
+    found = run(tmp_path, "--agent", "alice", "--json", "history", "recall", "what is my puppy called", "--chat", "42",
+                "--top-k", "1")
+    assert found.returncode == 0, found.stderr
+    body = json.loads(found.stdout)
+    assert [(e["userMessage"], e["chatId"], e["platform"], e["conversation"]) for e in body["entries"]] == [
+        ("My dog is called Biscuit", "42", "telegram", "telegram:42")]
+    assert body["recap"] == expected and "Biscuit" in expected
+    human = run(tmp_path, "--agent", "alice", "history", "recall", "quarterly report", "--chat", "web:7", "-k", "1")
+    assert human.returncode == 0 and human.stdout.startswith("[Conversation recap]") and "due Friday" in human.stdout
+    assert "Biscuit" not in human.stdout
+
+    for args in (("dog",), ("dog", "--chat", "telegram:42"), ("report", "--chat", "7", "-k", "100")):
+        bob = run(tmp_path, "--agent", "bob", "--json", "history", "recall", *args)
+        assert bob.returncode == 0 and json.loads(bob.stdout) == {"entries": [], "recap": ""}, (args, bob.stderr)
+        plain = run(tmp_path, "--agent", "bob", "history", "recall", *args)
+        assert plain.stdout == "" and "no earlier exchange like it" in plain.stderr
+
+    for args, field in ((("",), "query"), (("   ",), "query"), (("dog", "--top-k", "0"), "--top-k"),
+                        (("dog", "-k", "101"), "--top-k"), (("dog", "--top-k", "three"), "--top-k"),
+                        (("dog", "--chat", "a b"), "--chat"), (("dog", "--chat", "web:"), "--chat"),
+                        (("dog", "--chat", "a:b:c:d"), "--chat")):
+        refused = run(tmp_path, "--agent", "alice", "history", "recall", *args)
+        assert refused.returncode == 2 and field in refused.stderr and refused.stdout == "", (args, refused.stderr)
+        if field != "--top-k" or args[-1] != "three":  # (click's own words for text where a number goes)
+            assert refused.stderr.startswith(f"error: {field}: "), (args, refused.stderr)
+    with Engram.from_settings(home=tmp_path, agent="alice") as alice:  # nothing lost
+        assert alice.history.conversations() == ["telegram:42", "web:7"] and alice.history.count("web:7") == 2

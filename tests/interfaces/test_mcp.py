@@ -26,6 +26,7 @@ from tests.interfaces.conftest import Served
 
 CLAWCODE = {"remember", "recall", "forget", "link", "get", "supersede"}
 PTRCLAW = {"memory_store", "memory_recall", "memory_forget", "memory_link"}
+CLAWLESS = {"semantic_recall"}  # offered beside either family (test_mcp_semantic_recall)
 
 
 def _stdio(home: Path, agent: str, tools: str | None = "both") -> StdioServerParameters:
@@ -60,7 +61,7 @@ def _error_text(result: Any) -> str:
 async def _exercise_tools(client: Client) -> None:
     """Every tool once, the ClawCode result shape, and errors surfacing as tool errors."""
     names = {t.name for t in (await client.list_tools()).tools}
-    assert CLAWCODE | PTRCLAW <= names
+    assert CLAWCODE | PTRCLAW | CLAWLESS <= names
     stored = _data(await client.call_tool("remember", {
         "content": "The user prefers Python for scripting tasks", "tags": ["preferences", "programming"],
         "context": {"source": "chat"}}))  # a session_id would make it that session's (test_mcp_clawcode_compat)
@@ -137,7 +138,7 @@ def test_tool_names_are_configurable(tmp_path: Path, monkeypatch: pytest.MonkeyP
         async with Client(params) as client:
             return {t.name for t in (await client.list_tools()).tools}
 
-    assert asyncio.run(run()) == PTRCLAW
+    assert asyncio.run(run()) == PTRCLAW | CLAWLESS
 
 
 def test_streamable_http_tools_isolation_and_auth(served: Served) -> None:
@@ -187,10 +188,12 @@ def test_default_family_titles_annotations_list_update_and_mcp_origin(tmp_path: 
     async def run() -> None:
         async with Client(_stdio(tmp_path, "alice", tools=None)) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == CLAWCODE | {"list", "update", "versions"}  # one family unless server.mcp_tools says more
+            # one family unless server.mcp_tools says more, and Clawless's semantic recall
+            assert set(tools) == CLAWCODE | {"list", "update", "versions"} | CLAWLESS
             assert all(t.title for t in tools.values())
             hints = {name: t.annotations for name, t in tools.items()}
-            assert {n for n, a in hints.items() if a.read_only_hint} == {"recall", "get", "versions", "list"}
+            assert {n for n, a in hints.items() if a.read_only_hint} == {"recall", "get", "versions", "list",
+                                                                          "semantic_recall"}
             assert {n for n, a in hints.items() if a.destructive_hint} == {"forget", "link"}
             assert hints["remember"].idempotent_hint and hints["update"].idempotent_hint
             assert hints["remember"].destructive_hint is False and hints["forget"].idempotent_hint

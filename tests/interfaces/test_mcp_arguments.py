@@ -129,4 +129,4 @@ def test_every_argument_of_every_tool_is_described(tmp_path: Path) -> None:
                     for tool in (await client.list_tools()).tools}
 
     bare = asyncio.run(run())
-    assert len(bare) == 13 and not any(bare.values()), bare
+    assert len(bare) == 14 and not any(bare.values()), bare

@@ -336,7 +336,8 @@ class MemoryAgent:
     def _reconcile_facts(self, facts: Sequence[object], turn: _Turn) -> list[Applied]:
         if not facts:
             return []
-        report = reconcile(self.engram, notes_from_facts(facts), source="extraction")  # type: ignore[arg-type]
+        report = reconcile(self.engram, notes_from_facts(facts), source="extraction",  # type: ignore[arg-type]
+                           conversation=self._shown_conversation)
         turn.stored.extend(a.memory.key for a in report.applied if a.memory is not None and a.outcome != "skipped")
         return report.applied
 
@@ -375,7 +376,8 @@ class MemoryAgent:
             for m in discarded:
                 if m.role is Role.USER:
                     facts = self._facts(strip_memory_context(m.content), source="")
-                    reconcile(self.engram, notes_from_facts(facts), source="extraction")
+                    reconcile(self.engram, notes_from_facts(facts), source="extraction",
+                              conversation=self._shown_conversation)
 
     # --- compaction ------------------------------------------------------------------------
     def compact(self, *, force: bool = False) -> CompactionResult:
@@ -412,6 +414,14 @@ class MemoryAgent:
         from engram.history.keys import normal_key
 
         return normal_key(self.conversation)
+
+    @property
+    def _shown_conversation(self) -> str:
+        """The conversation as ``History.conversations`` lists it (``telegram:42``): what a fact
+        extracted here records in its metadata (``synthesize.CONVERSATION_METADATA``)."""
+        from engram.history.keys import shown_key
+
+        return shown_key(self.conversation)
 
     # --- hatching ------------------------------------------------------------------------------
     def _finish_hatching(self, reply: str, turn: _Turn) -> bool:

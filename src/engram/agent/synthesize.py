@@ -14,6 +14,11 @@ copies:
   reads it) and the note is stored as the agent's own entry under the key;
 - a contradicted fact (``supersedes`` names it) stays stored but is marked superseded by the
   new note via ``Engram.supersede`` (its valid time closed) - never silently deleted.
+
+Given the conversation the notes came from (the chat loop's extraction: sclaw's ``Fact.Source``),
+each note created or updated records it in its metadata under ``conversation``, the key as
+``History.conversations`` lists it; an update merges it into the metadata already stored (a
+changed fact keeps what else its metadata held, and names the conversation that last changed it).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ log = logging.getLogger("engram.agent.synthesize")
 SYNTHESIS_TEMPERATURE = 0.3
 SYNTHESIS_WINDOW = 10
 SAME_FACT_OVERLAP = 0.9  # share of significant words two contents must share to be the same fact
+CONVERSATION_METADATA = "conversation"  # the metadata key naming the conversation a note came from
 
 
 class Note(BaseModel):
@@ -123,14 +129,17 @@ def _same_words(a: str, b: str) -> bool:
     return len(wa & wb) / len(wa | wb) >= SAME_FACT_OVERLAP
 
 
-def reconcile(engram: Engram, notes: Sequence[Note], *, source: str = "synthesis") -> SynthesisReport:
+def reconcile(engram: Engram, notes: Sequence[Note], *, source: str = "synthesis",
+              conversation: str | None = None) -> SynthesisReport:
     """Apply notes to memory (rules in the module docstring). A note that cannot be stored is
-    reported as ``skipped`` with the reason; the others still apply. Raises ``StorageError``."""
+    reported as ``skipped`` with the reason; the others still apply. ``conversation``: the key
+    of the conversation the notes came from, recorded in each written note's metadata. Raises
+    ``StorageError``."""
     report = SynthesisReport()
     keyed: dict[str, Memory] = {}
     for note in notes:
         try:
-            report.applied.append(_apply(engram, note, source, keyed))
+            report.applied.append(_apply(engram, note, source, keyed, conversation))
         except EngramError as exc:
             if not isinstance(exc, NotFoundError | ValueError):
                 raise
@@ -146,7 +155,7 @@ def reconcile(engram: Engram, notes: Sequence[Note], *, source: str = "synthesis
     return report
 
 
-def _apply(engram: Engram, note: Note, source: str, keyed: dict[str, Memory]) -> Applied:
+def _apply(engram: Engram, note: Note, source: str, keyed: dict[str, Memory], conversation: str | None) -> Applied:
     content = note.content.strip()
     key = engram.privacy.proposed_key(note.key)  # (None: keyed from the note as stored)
     existing = engram.find(key) if key else None
@@ -168,8 +177,11 @@ def _apply(engram: Engram, note: Note, source: str, keyed: dict[str, Memory]) ->
     if existing is not None and normalise(existing.content) == normalise(content):
         keyed[existing.key] = existing
         return Applied(note, "unchanged", existing)
+    # Metadata given to remember replaces the stored metadata: the conversation is merged into it.
+    metadata = None if conversation is None else {
+        **(existing.metadata if existing is not None else {}), CONVERSATION_METADATA: conversation}
     result = engram.remember(
-        content, key=key or None, type=note.type, source=source,
+        content, key=key or None, type=note.type, source=source, metadata=metadata,
         scope=existing.scope if existing is not None else None,
     )
     memory = result.memory

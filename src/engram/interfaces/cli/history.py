@@ -1,4 +1,5 @@
-"""History commands: ``engram history list`` and ``engram history show|count|append|summary|purge|compact KEY``.
+"""History commands: ``engram history list``, ``engram history show|count|append|summary|purge|compact KEY``
+and ``engram history recall QUERY`` (Clawless's semantic recall of earlier exchanges).
 
 KEY is a conversation key, ``channel:chat`` or ``channel:chat:thread`` (e.g. ``telegram:42``).
 """
@@ -256,6 +257,38 @@ def transcript(
     else:
         render.console.print(f"wrote {path} ({_messages(len(messages))}{', indexed' if index else ''})",
                              markup=False, highlight=False, soft_wrap=True)
+
+
+@group.command("recall")
+def recall(
+    ctx: typer.Context,
+    query: str = typer.Argument(..., help="The current input: earlier exchanges like it are found."),
+    chat: str | None = typer.Option(None, "--chat", help="Only this conversation: a chat id (42: that chat on any "
+                                    "channel) or a key (telegram:42)."),
+    top_k: int | None = typer.Option(None, "--top-k", "-k", help="Most exchanges, 1-100 (default: history.recap_top_k)."),
+) -> None:
+    """Earlier exchanges of this agent's conversations like QUERY, oldest first, as the recap block
+    an agent puts in its prompt (Clawless's semantic recall; --json: its entries and the recap)."""
+    from engram.history.settings import MAX_RECAP_TOP_K
+    from engram.interfaces import present, seams
+    from engram.model import parse_integer
+
+    if top_k is not None:  # as far as HTTP's topK and MCP's top_k go (the setting's own bound)
+        top_k = parse_integer(top_k, "top_k", 1, MAX_RECAP_TOP_K)
+    st = state(ctx)
+    engram = st.reading_engram(warm=True)
+    # The history names a chat id it refuses ``chatId`` (Clawless's field), a key ``key`` or one of
+    # its parts (``key.chat``): here each is --chat, the one value given.
+    with present.wire_names(dict.fromkeys(("key.channel", "key.chat", "key.thread", "chatId", "key"), "--chat")):
+        found = seams.semantic_recall(engram, query, chat, top_k)
+    if st.as_json:
+        render.emit_json(found)
+    elif found["recap"]:
+        render.console.print(found["recap"], markup=False, highlight=False, soft_wrap=True)
+    else:  # on standard error, as `history show` says it has no messages: stdout holds results alone
+        from engram.history.service import HISTORY_OFF
+
+        render.note_line("no earlier exchange like it" + ("" if engram.history.enabled else f": {HISTORY_OFF}"))
 
 
 def register(app: typer.Typer) -> None:

@@ -1,6 +1,6 @@
 """The MCP tool annotations engram's tools carry, so a client knows a read from a deletion.
 
-Reads (recall, get, versions, list) change no memory's content. Writes (remember, update) never lose
+Reads (recall, get, versions, list, semantic_recall) change no memory's content. Writes (remember, update) never lose
 anything (an update keeps the previous content in the memory's history) and repeating one with
 the same arguments changes nothing more. Forgetting and unlinking remove data. Every tool works on
 the local memory only (closed world).

@@ -4,7 +4,8 @@ Tools: one family by default, ClawCode's ``remember`` / ``recall`` / ``forget`` 
 ``get``, ``versions`` (a memory's earlier contents), ``list`` (recent memories), ``update`` (by id or key)
 and ``supersede``; PtrClaw's ``memory_store`` /
 ``memory_recall`` / ``memory_forget`` / ``memory_link`` (``ptrclaw.py``) instead or as well when
-``server.mcp_tools`` says so. Every tool has a title and annotations (read-only, destructive,
+``server.mcp_tools`` says so; with either, Clawless's ``semantic_recall`` over the agent's
+conversations (``conversations.py``). Every tool has a title and annotations (read-only, destructive,
 idempotent) so a client can tell a read from a deletion before calling it. Resources: the soul
 block, the core memories and the operator memory file. The agent and session of a call come from
 the connection, never from the tool arguments: on stdio from ``engram mcp --agent/--session``;
@@ -30,7 +31,7 @@ from engram.engine import Engram, Filters
 from engram.errors import ValidationError
 from engram.interfaces import present, seams, tool_calls
 from engram.interfaces.mcp import context as mcp_context
-from engram.interfaces.mcp import ptrclaw
+from engram.interfaces.mcp import conversations, ptrclaw
 from engram.interfaces.mcp.annotations import DELETE, LINK, READ, WRITE
 from engram.interfaces.mcp.errors import EngramMCPServer, tool_errors
 from engram.model import CLEARABLE_FIELDS, MAX_LIST_LIMIT, MAX_OFFSET, Memory
@@ -73,6 +74,7 @@ def build_server(resolve: Resolver, *, tools: Literal["both", "clawcode", "ptrcl
         _clawcode_tools(server, resolve)
     if tools in ("both", "ptrclaw"):
         ptrclaw.register(server, resolve)
+    conversations.register(server, resolve)  # Clawless's, beside either family
     _resources(server, resolve)
     return server
 
