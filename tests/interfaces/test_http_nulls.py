@@ -6,6 +6,8 @@ still clears a field. Over a real socket."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 
 from tests.interfaces.conftest import Served
@@ -91,3 +93,13 @@ def test_patch_null_still_clears_an_optional_field_and_is_refused_for_one_every_
         assert c.patch("/api/v1/memory/deploy", json={"tags": None}).status_code == 200
         now = c.get("/api/v1/memory/deploy").json()
         assert not now.get("tags") and now["importance"] == 0.9
+
+
+def test_an_import_with_a_null_option_takes_its_default(served: Served) -> None:
+    mem0 = (Path(__file__).parent.parent / "fixtures" / "import" / "mem0.json").read_text()
+    with served.client(served.alice) as c:
+        r = c.post("/api/v1/import/mem0", json={"text": mem0, "saved_memories": None})
+        assert r.status_code == 200, r.text
+        assert r.json()["imported"] == 3
+        # Both sources null: neither is given, refused as if both were left out.
+        assert c.post("/api/v1/import/mem0", json={"text": None, "files": None}).status_code == 422
