@@ -3,18 +3,33 @@
 Every body is a ``Body``: an unknown field is refused, and so is a value of the wrong JSON type,
 never converted (pydantic's default would read ``"dry_run": "yes"`` as true, ``"5"`` as 5 and
 ``true`` as 1.0), as the library (``engram.model``) and MCP refuse them; the problem names the field
-and the type allowed (``dry_run: Input should be a valid boolean``)."""
+and the type allowed (``dry_run: Input should be a valid boolean``).
+
+A JSON ``null`` for a field that has a default means "not given", as MCP and the chat agent's tools
+read it (``model.given_arguments``): ``"category": null`` stores in ``knowledge``. A required field
+sent as null is still refused naming it; a field whose default is null already took it, so PATCH's
+null, which clears a field (RFC 7396), keeps its meaning."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictFloat, StrictInt, WithJsonSchema
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    WithJsonSchema,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from engram.errors import ValidationError
 from engram.history.settings import MAX_RECAP_TOP_K
-from engram.model import MAX_REASON_CHARS, parse_number, usable_text
+from engram.model import MAX_REASON_CHARS, given_arguments, parse_number, usable_text
 
 ScopeName = Literal["agent", "session", "global"]
 
@@ -76,6 +91,19 @@ class Body(BaseModel):
     """A request body: known fields only, each of its own JSON type (an int still passes as a float)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_not_given(cls, data: Any) -> Any:
+        """The body without the keys sent as null whose field has a non-null default, so the default
+        applies (``model.given_arguments``, the rule of MCP's tools). A required field's null is kept,
+        to be refused naming it, and so is the null of a field whose default is None: it already
+        means that default, and PATCH tells a null sent (clear) from a field left out (keep)."""
+        if not isinstance(data, dict):
+            return data
+        keep_null = [field.alias or name for name, field in cls.model_fields.items()
+                     if field.is_required() or field.get_default(call_default_factory=True) is None]
+        return given_arguments(data, keep_null)
 
 
 class MemoryIn(Body):
