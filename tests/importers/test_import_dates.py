@@ -113,6 +113,6 @@ def test_a_basic_memory_note_modified_before_its_file_was_written_is_created_whe
         summary = engram.import_from(folder, "basic-memory")
         [memory] = [m for m in engram.list(limit=20) if "Yak" in m.content]
         assert (memory.created_at, memory.updated_at) == (at(EARLIER), at(EARLIER))
-        [warning] = summary.warnings
+        [warning] = source_warnings(summary.warnings)
         assert warning.startswith("boat.md: file modification time ") and " is later than front matter modified " \
             "2024-01-10T09:00:00+00:00: imported as created at the earlier" in warning
