@@ -7,7 +7,10 @@ CLI against a real SQLite file, as a user runs it."""
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
+
+import pytest
 
 from tests.cli_in_process import cli_output
 
@@ -68,3 +71,16 @@ def test_snapshot_import_warns_and_keeps_the_times_exactly(tmp_path: Path) -> No
     again = tmp_path / "again.json"
     cli_output(second, "-a", "bob", "export", str(again))
     assert {m["key"]: (m["created_at"], m["updated_at"]) for m in json.loads(again.read_text())["memories"]} == exported
+
+
+def test_the_mem0_facades_import_logs_the_warning(isolated_home: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from engram.compat.mem0 import Memory
+
+    mem = Memory()
+    try:
+        with caplog.at_level(logging.WARNING, logger="engram.compat.mem0"):
+            assert mem.import_mem0(json.dumps(OLD)) == {"imported": 2, "skipped": 0, "forgotten": 0}
+        assert any(r.getMessage().startswith("mem0 import: 2 imported memories in agent scope would be deleted")
+                   and "lifecycle.retention.agent_days" in r.getMessage() for r in caplog.records), caplog.records
+    finally:
+        mem.close()
