@@ -84,3 +84,21 @@ def test_the_mem0_facades_import_logs_the_warning(isolated_home: Path, caplog: p
                    and "lifecycle.retention.agent_days" in r.getMessage() for r in caplog.records), caplog.records
     finally:
         mem.close()
+
+
+def test_hygiene_and_decay_are_named_for_what_they_would_delete(tmp_path: Path) -> None:
+    # A snapshot's global memories (no retention by default): a conversation one past hygiene's 7 days,
+    # and a knowledge one of low importance created over 30 days ago, which decay removes (and hygiene, idle).
+    old = {"created_at": 1735689600.0, "updated_at": 1735689600.0, "scope": "global"}
+    source = tmp_path / "s.json"
+    source.write_text(json.dumps({"format": "engram-snapshot", "version": 1, "memories": [
+        {"key": "chat", "content": "We talked about tea", "category": "conversation", **old},
+        {"key": "faint", "content": "A faint fact", "importance": 0.1, **old}]}))
+    home = tmp_path / "home"
+    warnings = _import(home, source)["warnings"]
+    assert [w.split(":")[0] for w in warnings] == [
+        "1 imported conversation memory would be deleted by the next hygiene run",
+        "1 imported knowledge memory would be deleted by the next hygiene run (each survives with chance 0.05)",
+        "1 imported memory would be deleted by the next decay run"], warnings
+    assert "lifecycle.hygiene.max_age_s" in warnings[0] and "lifecycle.decay.enabled" in warnings[2]
+    assert "decay: removed 1" in cli_output(home, "maintain", "--job", "decay", "--force")

@@ -48,25 +48,25 @@ def at_risk(memories: Sequence[Memory], settings: LifecycleSettings, now: float)
                 and clean.knowledge_max_idle_days > 0 and now - idle_since(m) > clean.knowledge_max_idle_days * DAY]
         if old:
             warnings.append(
-                f"{counted(len(old), 'imported conversation memory')} would be"
-                f" deleted by the next hygiene run: older than {clean.max_age_s:g} s (the source's times are kept);"
-                " set lifecycle.hygiene.max_age_s to 0 (ENGRAM_LIFECYCLE__HYGIENE__MAX_AGE_S) to keep them")
+                f"{counted(len(old), 'imported conversation memory')} would be deleted by the next hygiene run: older"
+                f" than {clean.max_age_s:g} s, measured from the source's times, which an import keeps; set"
+                " lifecycle.hygiene.max_age_s to 0 (ENGRAM_LIFECYCLE__HYGIENE__MAX_AGE_S) to keep them")
         if idle:
             warnings.append(
-                f"{counted(len(idle), 'imported knowledge memory')} would be deleted by"
-                f" the next hygiene run, each but a {clean.knowledge_survival_chance:g} chance: idle over"
-                f" {counted(float(clean.knowledge_max_idle_days), 'day')} by the source's times; set"
-                " lifecycle.hygiene.knowledge_max_idle_days to 0 (ENGRAM_LIFECYCLE__HYGIENE__KNOWLEDGE_MAX_IDLE_DAYS)"
-                " to keep them")
+                f"{counted(len(idle), 'imported knowledge memory')} would be deleted by the next hygiene run (each"
+                f" survives with chance {clean.knowledge_survival_chance:g}): idle over"
+                f" {counted(float(clean.knowledge_max_idle_days), 'day')}, measured from the source's times, which an"
+                " import keeps; set lifecycle.hygiene.knowledge_max_idle_days to 0"
+                " (ENGRAM_LIFECYCLE__HYGIENE__KNOWLEDGE_MAX_IDLE_DAYS) to keep them")
     fade = settings.decay
     if fade.enabled:
         faded = [m for m in memories if decay.decays(m, fade, now)]
         if faded:
             warnings.append(
                 f"{counted(len(faded), 'imported memory')} would be deleted by the next decay run: importance below"
-                f" {fade.max_importance:g}, created over {counted(float(fade.min_age_days), 'day')} ago (the source's"
-                " time) and never recalled here; set lifecycle.decay.min_age_days to a longer age or"
-                " lifecycle.decay.enabled to false (ENGRAM_LIFECYCLE__DECAY__ENABLED) to keep them")
+                f" {fade.max_importance:g}, never recalled, created over {counted(float(fade.min_age_days), 'day')}"
+                " ago by the source's times, which an import keeps; set lifecycle.decay.enabled to false"
+                " (ENGRAM_LIFECYCLE__DECAY__ENABLED) or lifecycle.decay.min_age_days to a longer age to keep them")
     return warnings
 
 
