@@ -70,9 +70,14 @@ class _Transferring:
                                                 max_content_chars=self.max_content_chars, privacy=self.privacy,
                                                 elsewhere=partial(held_in_other_databases, self), keyed=self._keyed)
         from engram import erase as erase_mod
+        from engram.lifecycle.imported import import_warnings
 
         memories, erased = erase_mod.without_erased(self, memories)
+        held = {m.id for m in self.store.get_many([m.id for m in memories])} if memories else set()
         result = store_and_embed(self, memories, progress=progress)
+        # The snapshot's times are kept, and the lifecycle jobs measure age from them: say what the next run would delete.
+        stored = {m.id for m in self.store.get_many([m.id for m in memories if m.id not in held])} if memories else set()
+        warnings = [*warnings, *import_warnings(self, [m for m in memories if m.id in stored], self.clock())]
         if erased:
             result = replace(result, skipped=result.skipped + erased)
         return replace(result, warnings=tuple(warnings)) if warnings else result

@@ -1,0 +1,77 @@
+"""What the next maintenance run would delete of memories an import just stored.
+
+An import keeps the source's ``created_at`` / ``updated_at`` (for display, temporal queries and
+exact snapshot round trips), and retention, hygiene and decay measure age from those times, not
+from when this store received the memory. So a year of memories brought from another system is,
+for them, a year old already: the next daily run (``engram serve`` runs due jobs at start) would
+delete what is past the limits. The import says so, with the counts and the settings that keep them,
+instead of the memories vanishing silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from engram.lifecycle import decay, retention
+from engram.lifecycle.common import DAY
+from engram.lifecycle.hygiene import idle_since
+from engram.lifecycle.settings import LifecycleSettings
+from engram.model import Category, Memory
+from engram.text import counted
+
+if TYPE_CHECKING:
+    from engram.engine import Engram
+
+
+def at_risk(memories: Sequence[Memory], settings: LifecycleSettings, now: float) -> list[str]:
+    """One warning per enabled job that would remove some of ``memories`` at its next run, counting
+    them and naming the setting that keeps them; none when nothing is at risk."""
+    warnings: list[str] = []
+    kept = settings.retention
+    if kept.enabled:
+        for kind in ("session", "agent", "global"):
+            doomed = [m for m in memories if m.scope.kind == kind and retention.expired(m, kept, now)]
+            if doomed:
+                days = retention.limit_days(doomed[0], kept)
+                basis = "last change" if kept.basis == "updated" else "last access"
+                warnings.append(
+                    f"{counted(len(doomed), 'imported memory')} in {kind} scope would be deleted by the next retention"
+                    f" run: past the {kind} retention of {counted(float(days or 0), 'day')} from the {basis}, measured"
+                    f" from the source's times, which an import keeps; set lifecycle.retention.{kind}_days to a longer"
+                    f' limit or "unlimited" (ENGRAM_LIFECYCLE__RETENTION__{kind.upper()}_DAYS) to keep them')
+    clean = settings.hygiene
+    if clean.enabled:
+        old = [m for m in memories if m.category is Category.CONVERSATION and m.type not in clean.protected_types
+               and clean.max_age_s > 0 and now - (m.updated_at or m.created_at) > clean.max_age_s]
+        idle = [m for m in memories if m.category is Category.KNOWLEDGE and m.type not in clean.protected_types
+                and clean.knowledge_max_idle_days > 0 and now - idle_since(m) > clean.knowledge_max_idle_days * DAY]
+        if old:
+            warnings.append(
+                f"{counted(len(old), 'imported conversation memory')} would be deleted by the next hygiene run: older"
+                f" than {clean.max_age_s:g} s, measured from the source's times, which an import keeps; set"
+                " lifecycle.hygiene.max_age_s to 0 (ENGRAM_LIFECYCLE__HYGIENE__MAX_AGE_S) to keep them")
+        if idle:
+            warnings.append(
+                f"{counted(len(idle), 'imported knowledge memory')} would be deleted by the next hygiene run (each"
+                f" survives with chance {clean.knowledge_survival_chance:g}): idle over"
+                f" {counted(float(clean.knowledge_max_idle_days), 'day')}, measured from the source's times, which an"
+                " import keeps; set lifecycle.hygiene.knowledge_max_idle_days to 0"
+                " (ENGRAM_LIFECYCLE__HYGIENE__KNOWLEDGE_MAX_IDLE_DAYS) to keep them")
+    fade = settings.decay
+    if fade.enabled:
+        faded = [m for m in memories if decay.decays(m, fade, now)]
+        if faded:
+            warnings.append(
+                f"{counted(len(faded), 'imported memory')} would be deleted by the next decay run: importance below"
+                f" {fade.max_importance:g}, never recalled, created over {counted(float(fade.min_age_days), 'day')}"
+                " ago by the source's times, which an import keeps; set lifecycle.decay.enabled to false"
+                " (ENGRAM_LIFECYCLE__DECAY__ENABLED) or lifecycle.decay.min_age_days to a longer age to keep them")
+    return warnings
+
+
+def import_warnings(engram: Engram, memories: Sequence[Memory], now: float) -> list[str]:
+    """``at_risk`` under ``engram``'s lifecycle settings, for the memories an import stored; none for
+    a bare engine (built without settings: no maintenance is scheduled for it)."""
+    settings = engram.settings
+    return [] if settings is None or not memories else at_risk(memories, settings.lifecycle, now)
