@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from engram.lifecycle.common import DAY, JobReport, every_memory, forget_as_maintenance
 from engram.lifecycle.settings import HygieneSettings
@@ -29,6 +29,22 @@ def idle_since(memory: Memory) -> float:
     return memory.last_accessed or memory.updated_at or memory.created_at
 
 
+def purgeable(memory: Memory, settings: HygieneSettings, now: float) -> Literal["old", "idle"] | None:
+    """Why hygiene's next run would purge ``memory``: ``"old"`` (a conversation entry past
+    ``max_age_s`` since its last write), ``"idle"`` (a knowledge entry idle past
+    ``knowledge_max_idle_days``: purged unless it draws survival), or None. The job's rule, and what
+    an import warns of (``lifecycle.imported``)."""
+    if memory.type in settings.protected_types:
+        return None
+    if memory.category is Category.CONVERSATION:
+        old = settings.max_age_s > 0 and now - (memory.updated_at or memory.created_at) > settings.max_age_s
+        return "old" if old else None
+    if memory.category is Category.KNOWLEDGE:
+        idle = settings.knowledge_max_idle_days > 0 and now - idle_since(memory) > settings.knowledge_max_idle_days * DAY
+        return "idle" if idle else None
+    return None
+
+
 def run(engram: Engram, settings: HygieneSettings, *, now: float, rng: random.Random,
         agent: str | None = None) -> JobReport:
     """Purge old conversation entries and idle knowledge (see module docstring): ``agent``'s own,
@@ -38,13 +54,10 @@ def run(engram: Engram, settings: HygieneSettings, *, now: float, rng: random.Ra
     idle: list[Memory] = []
     survivors: list[str] = []
     for memory in memories:
-        if memory.type in settings.protected_types:
-            continue
-        timestamp = memory.updated_at or memory.created_at
-        if memory.category is Category.CONVERSATION:
-            if settings.max_age_s > 0 and now - timestamp > settings.max_age_s:
-                expired.append(memory)
-        elif settings.knowledge_max_idle_days > 0 and now - idle_since(memory) > settings.knowledge_max_idle_days * DAY:
+        why = purgeable(memory, settings, now)
+        if why == "old":
+            expired.append(memory)
+        elif why == "idle":
             if rng.random() < settings.knowledge_survival_chance:
                 survivors.append(memory.id)
             else:

@@ -13,11 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from engram.lifecycle import decay, retention
-from engram.lifecycle.common import DAY
-from engram.lifecycle.hygiene import idle_since
+from engram.lifecycle import decay, hygiene, retention
 from engram.lifecycle.settings import LifecycleSettings
-from engram.model import Category, Memory
+from engram.model import Memory
 from engram.text import counted
 
 if TYPE_CHECKING:
@@ -42,10 +40,9 @@ def at_risk(memories: Sequence[Memory], settings: LifecycleSettings, now: float)
                     f' limit or "unlimited" (ENGRAM_LIFECYCLE__RETENTION__{kind.upper()}_DAYS) to keep them')
     clean = settings.hygiene
     if clean.enabled:
-        old = [m for m in memories if m.category is Category.CONVERSATION and m.type not in clean.protected_types
-               and clean.max_age_s > 0 and now - (m.updated_at or m.created_at) > clean.max_age_s]
-        idle = [m for m in memories if m.category is Category.KNOWLEDGE and m.type not in clean.protected_types
-                and clean.knowledge_max_idle_days > 0 and now - idle_since(m) > clean.knowledge_max_idle_days * DAY]
+        why = [hygiene.purgeable(m, clean, now) for m in memories]
+        old = [m for m, reason in zip(memories, why, strict=True) if reason == "old"]
+        idle = [m for m, reason in zip(memories, why, strict=True) if reason == "idle"]
         if old:
             warnings.append(
                 f"{counted(len(old), 'imported conversation memory')} would be deleted by the next hygiene run: older"
