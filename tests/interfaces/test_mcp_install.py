@@ -17,6 +17,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from engram.interfaces.mcp.install import CLIENTS, config_path
+from tests.interfaces.test_mcp import CLAWLESS, PTRCLAW
 
 ENGRAM = str(Path(sys.executable).with_name("engram"))  # the installed command, as a user runs it
 CLIENT_KEYS = {"claude-desktop": "mcpServers", "claude-code": "mcpServers", "cursor": "mcpServers",
@@ -131,4 +132,5 @@ def test_a_config_file_given_with_config_is_pinned_in_the_entry(tmp_path: Path) 
            "--config", str(client_file), cwd=tmp_path)
     entry = json.loads(client_file.read_text())["mcpServers"]["engram"]
     assert entry["args"][-5:] == ["--config", str(settings.resolve()), "--agent", "assistant", "mcp"]
-    assert tools_from(entry, elsewhere) == {"memory_store", "memory_recall", "memory_forget", "memory_link"}
+    # PtrClaw's family, as the pinned file says, and Clawless's semantic_recall offered beside either
+    assert tools_from(entry, elsewhere) == PTRCLAW | CLAWLESS

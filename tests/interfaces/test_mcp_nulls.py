@@ -23,6 +23,7 @@ CALLS: dict[str, dict[str, Any]] = {
     "versions": {"key": "garden"}, "list": {}, "update": {"key": "garden"},
     "memory_store": {"key": "notes", "content": "A note"}, "memory_recall": {"query": "garden"},
     "memory_forget": {"key": "garden"}, "memory_link": {"action": "link", "from": "garden", "to": "shed"},
+    "semantic_recall": {"query": "garden"},
 }
 
 
