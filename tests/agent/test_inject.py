@@ -67,6 +67,9 @@ def test_humanize_age():
     assert humanize_age(86_400 * 3) == "3 days ago"
     assert humanize_age(86_400 * 14) == "2 weeks ago"
     assert humanize_age(31_536_000 * 2) == "2 years ago"
+    # a time after now (a source's clock ahead of ours) is said as such, not as "just now"
+    assert humanize_age(-86_400 * 2) == "2 days from now"
+    assert humanize_age(-0.5) == "just now"
 
 
 def test_prompt_context_injection_keeps_its_rendered_lines_within_the_budget(engram):

@@ -26,15 +26,15 @@ def estimate_tokens(text: str) -> int:
 
 
 def humanize_age(seconds: float) -> str:
-    """Carbon's ``diffForHumans`` for past times: ``just now``, ``1 minute ago``, ``3 days ago``."""
-    seconds = max(0.0, seconds)
-    if seconds < 1:
-        return "just now"
+    """Carbon's ``diffForHumans``: ``just now``, ``1 minute ago``, ``3 days ago``; a negative age (a
+    time after now, as an import can bring from a source's clock) reads ``2 days from now``, as
+    Carbon says it, not ``just now``."""
+    ahead, seconds = seconds < 0, abs(seconds)
     for unit, size in (("year", 31_536_000), ("month", 2_592_000), ("week", 604_800), ("day", 86_400),
                        ("hour", 3_600), ("minute", 60), ("second", 1)):
         if seconds >= size:
             n = int(seconds // size)
-            return f"{n} {unit}{'' if n == 1 else 's'} ago"
+            return f"{n} {unit}{'' if n == 1 else 's'} {'from now' if ahead else 'ago'}"
     return "just now"
 
 
