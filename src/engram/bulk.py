@@ -10,6 +10,12 @@ rows, emits the event and then stores each batch's vectors as they come (onnxrun
 release the GIL). The store is used by one thread at a time: the caller's reads come before the
 writer starts, and ``embed_missing`` after it has finished.
 
+Every memory an import stores arrives here now (``received_at``, ``arrived``) unless it carries an
+arrival already: one engram's own snapshot moves (a restore, an agent's memories moving between
+databases), which was its arrival in the store it left. The source's record times are kept as they
+were; the lifecycle jobs measure from the later of those and the arrival, so a year of memories
+brought from another system is not past every limit at once.
+
 The rows decide what is kept (an id or key already stored is skipped in the transaction), so a
 vector is stored only for a memory whose stored text is the text that was embedded; anything left
 without a vector (a skipped record whose id held other text, a memory that lacked one before) is
@@ -24,6 +30,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -56,6 +63,7 @@ def store_and_embed(engram: Engram, memories: Sequence[Memory], *, reason: str |
     embedding failure is not raised: the rows are kept and full text finds them, as in
     ``Engram.embed_missing``.
     """
+    memories = arrived(memories, engram.clock())
     todo = _to_embed(engram, memories)
     writer = _Writer(engram, memories, reason, updates, guard_new)
     writer.start()
@@ -89,6 +97,11 @@ def store_and_embed(engram: Engram, memories: Sequence[Memory], *, reason: str |
         # memory that had none before this import.
         engram.embed_missing(None if progress is None else _after(progress, done, max(done, result.imported)))
     return result
+
+
+def arrived(memories: Sequence[Memory], now: float) -> list[Memory]:
+    """``memories`` as an import stores them: each without an arrival time (``received_at``) arriving ``now``."""
+    return [m if m.received_at is not None else replace(m, received_at=now) for m in memories]
 
 
 def _after(progress: Progress, done: int, total: int) -> Progress:

@@ -411,6 +411,9 @@ def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope, screen:
             search_context=parse_search_context(entry.get("search_context"), max_chars),
             **parse_validity(entry.get("valid_from"), entry.get("valid_until")),
             superseded_at=parse_time(entry.get("superseded_at"), "superseded_at"),
+            # engram's own (a move of its memories: a restore, an agent's own database); none (an older
+            # snapshot, PtrClaw's file): the import gives it its arrival (``bulk.arrived``).
+            received_at=_instant(entry.get("received_at"), "received_at", None),
         )
     except SnapshotError:
         raise

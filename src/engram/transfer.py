@@ -75,9 +75,10 @@ class _Transferring:
         memories, erased = erase_mod.without_erased(self, memories)
         held = {m.id for m in self.store.get_many([m.id for m in memories])} if memories else set()
         result = store_and_embed(self, memories, progress=progress)
-        # The snapshot's times are kept, and the lifecycle jobs measure age from them: say what the next run would delete.
-        stored = {m.id for m in self.store.get_many([m.id for m in memories if m.id not in held])} if memories else set()
-        warnings = [*warnings, *import_warnings(self, [m for m in memories if m.id in stored], self.clock())]
+        # The snapshot's times are kept, its memories' arrival in the store it was taken from too (a
+        # restore is a move), and the lifecycle jobs count age from them: say what the next run would delete.
+        stored = self.store.get_many([m.id for m in memories if m.id not in held]) if memories else []
+        warnings = [*warnings, *import_warnings(self, stored, self.clock())]
         if erased:
             result = replace(result, skipped=result.skipped + erased)
         return replace(result, warnings=tuple(warnings)) if warnings else result

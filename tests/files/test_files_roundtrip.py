@@ -27,7 +27,9 @@ def _populate(engram: Engram) -> None:
 
 
 def _everything(engram: Engram) -> dict[str, dict]:
-    return {m.id: m.to_dict() for m in engram.store.iter_all()}
+    """Every memory as a dict, but for when its database received it (``received_at``): a folder read
+    into a fresh database arrives there then (``test_a_folder_read_into_a_fresh_database_arrives_then``)."""
+    return {m.id: {k: v for k, v in m.to_dict().items() if k != "received_at"} for m in engram.store.iter_all()}
 
 
 @pytest.mark.parametrize("fmt", ["markdown", "yaml", "json"])
@@ -41,6 +43,18 @@ def test_export_then_import_into_fresh_database(engram: Engram, tmp_path: Path, 
         assert summary.problems == []
         assert summary.imported == 5 and summary.created == 0
         assert _everything(fresh) == before
+
+
+def test_a_folder_read_into_a_fresh_database_arrives_then(engram: Engram, tmp_path: Path) -> None:
+    # The files keep the memories' own times, not their arrival in the database they came from: read into
+    # another, they arrive then, and the lifecycle jobs count their age from it at the earliest.
+    _populate(engram)
+    export_folder(engram.store.iter_all(), tmp_path / "out", format="markdown")
+    with Engram.from_settings(home=tmp_path / "fresh") as fresh:
+        fresh.clock = lambda: 2_000_000_000.0
+        assert import_folder(fresh, tmp_path / "out").imported == 5
+        arrived = {m.key: m.received_at for m in fresh.store.iter_all()}
+    assert set(arrived.values()) == {2_000_000_000.0}, arrived
 
 
 def test_synced_folder_is_a_backup(engram: Engram, syncer: FileSync, folder: Path, tmp_path: Path, fmt: str) -> None:

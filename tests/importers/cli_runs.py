@@ -21,10 +21,3 @@ def run(home: Path, *args: str, code: int = 0) -> str:
 
 def as_json(home: Path, *args: str) -> object:
     return json.loads(run(home, "--json", *args))
-
-
-def source_warnings(warnings: list[str] | tuple[str, ...]) -> list[str] | tuple[str, ...]:
-    """An import's warnings about its source, without those counting what the next maintenance run
-    would delete (a fixture's times are long past the default limits; test_import_lifecycle_warnings
-    pins those)."""
-    return type(warnings)(w for w in warnings if " would be deleted by the next " not in w)

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from tests.cli_in_process import cli_output
-from tests.importers.cli_runs import source_warnings
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "import"
 
@@ -167,7 +166,7 @@ def test_openclaw_reads_memory_subfolders_but_not_an_engram_folder_deeper(tmp_pa
     summary = as_json(home, "import", "--from", "openclaw", str(workspace))
     assert sorted(m["content"] for m in as_json(home, "list")) == [
         "Acme ships on Fridays", "Shipped the invoice export", "The coder agent runs nightly"]
-    assert source_warnings(summary["warnings"]) == [
+    assert summary["warnings"] == [
         "not read: memory/sub/agents/default/notes.md: engram memory files (global/, agents/<agent>/,"
         " sessions/<agent>/<session>/), which an OpenClaw workspace (MEMORY.md, memory/) does not hold;"
         " import memory/sub/ with --from folder"], summary

@@ -17,7 +17,7 @@ import pytest
 from engram.errors import SnapshotError, ValidationError
 from engram.interfaces.cli.app import app
 
-from .cli_runs import as_json, run, runner, source_warnings
+from .cli_runs import as_json, run, runner
 
 ENGRAM = str(Path(sys.executable).with_name("engram"))
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "import"
@@ -106,7 +106,7 @@ def test_an_mcp_memory_service_memorys_own_provenance_key_is_kept(tmp_path: Path
     path = tmp_path / "export.json"
     path.write_text(json.dumps(export, ensure_ascii=False), encoding="utf-8")
     summary = as_json(tmp_path / "home", "import", str(path))
-    assert summary["imported"] == 2 and source_warnings(summary["warnings"]) == [
+    assert summary["imported"] == 2 and summary["warnings"] == [
         "memories[0].metadata.mcp_memory_service: kept as metadata.mcp_memory_service.own (metadata.mcp_memory_service "
         "holds where the record came from in mcp_memory_service)"], summary
     [memory] = as_json(tmp_path / "home", "list", "--meta", "project=atlas")

@@ -17,7 +17,6 @@ import pytest
 from engram.compat.mem0 import Memory
 from engram.engine import Engram
 from engram.exporters import mem0 as mem0_export
-from tests.importers.cli_runs import source_warnings
 from tests.importers.test_import_cli import run
 from tests.times import at
 
@@ -38,7 +37,7 @@ def exported(engram: Engram) -> list[dict[str, Any]]:
 def test_a_mem0_item_with_only_updated_at_is_created_then(tmp_path: Path) -> None:
     with opened(tmp_path) as engram:
         summary = engram.import_from(json.dumps({"results": [ONLY_UPDATED]}), "mem0")
-        assert summary.imported == 1 and source_warnings(summary.warnings) == (), summary
+        assert summary.imported == 1 and summary.warnings == (), summary
         [memory] = engram.for_agent("sam").list(limit=5)
         assert (memory.created_at, memory.updated_at) == (at(UPDATED), at(UPDATED))
         [item] = exported(engram.for_agent("sam"))
@@ -70,7 +69,7 @@ def test_a_creation_later_than_the_change_is_taken_as_the_change_with_a_warning(
         assert summary.imported == 1
         [memory] = engram.for_agent("sam").list(limit=5)
         assert (memory.created_at, memory.updated_at) == (at(EARLIER), at(EARLIER))
-        assert source_warnings(summary.warnings) == (f"results[0]: {created} 2024-06-02T12:00:00+00:00 is later than {updated} "
+        assert summary.warnings == (f"results[0]: {created} 2024-06-02T12:00:00+00:00 is later than {updated} "
                                     "2024-01-10T09:00:00+00:00: imported as created at the earlier",)
         # The change time is the source's own: the same export again is not newer, and changes nothing.
         again = engram.import_from(json.dumps({"results": [item]}), "mem0")
@@ -113,6 +112,6 @@ def test_a_basic_memory_note_modified_before_its_file_was_written_is_created_whe
         summary = engram.import_from(folder, "basic-memory")
         [memory] = [m for m in engram.list(limit=20) if "Yak" in m.content]
         assert (memory.created_at, memory.updated_at) == (at(EARLIER), at(EARLIER))
-        [warning] = source_warnings(summary.warnings)
+        [warning] = summary.warnings
         assert warning.startswith("boat.md: file modification time ") and " is later than front matter modified " \
             "2024-01-10T09:00:00+00:00: imported as created at the earlier" in warning

@@ -20,7 +20,6 @@ from engram.compat.mem0 import Memory
 from engram.engine import Engram
 from engram.errors import SnapshotError
 from engram.ids import derived_id
-from tests.importers.cli_runs import source_warnings
 from tests.importers.test_import_cli import FIXTURES, as_json, run
 
 TWO_USERS = {"results": [
@@ -251,7 +250,7 @@ def test_a_snapshot_entry_of_the_importers_scope_gets_an_id_of_its_own_when_anot
     with Engram.from_settings(agent="app" if through_view else "alice", **options) as opened:
         alice = opened.for_agent("alice") if through_view else opened
         result = alice.import_snapshot(document)
-        assert (result.imported, result.skipped, source_warnings(result.warnings)) == (2, 0, ())
+        assert (result.imported, result.skipped, result.warnings) == (2, 0, ())
         by_content = {m.content: m.id for m in alice.list()}
         again = alice.import_snapshot(document)  # a re-run finds what it imported
         assert (again.imported, again.skipped) == (0, 2)

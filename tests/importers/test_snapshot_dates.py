@@ -16,7 +16,6 @@ from typer.testing import CliRunner
 from engram.engine import Engram
 from engram.interfaces.cli.app import app
 from engram.store.jsonfile import JsonFileMemoryStore
-from tests.importers.cli_runs import source_warnings
 from tests.times import at
 
 UPDATED = "2024-06-02T12:00:00+00:00"
@@ -38,7 +37,7 @@ def test_an_entry_with_only_updated_at_is_created_then(tmp_path: Path) -> None:
     # engram import FILE, as a user runs it
     result = CliRunner().invoke(app, ["--home", str(tmp_path / "home"), "import", str(path)])
     assert result.exit_code == 0, result.output
-    assert not [line for line in source_warnings(result.output.splitlines()) if "warning" in line.lower()], result.output
+    assert not [line for line in result.output.splitlines() if "warning" in line.lower()], result.output
     with opened(tmp_path / "home") as engram:
         memory = engram.get("boat")
         assert (memory.created_at, memory.updated_at) == (at(UPDATED), at(UPDATED))
@@ -51,7 +50,7 @@ def test_a_creation_later_than_the_change_is_taken_as_the_change_with_a_warning(
     with opened(tmp_path / "home") as engram:
         result = engram.import_snapshot(document)
         assert result.imported == 2
-        assert source_warnings(result.warnings) == ("memories[1]: created_at 2024-06-02T12:00:00+00:00 is later than updated_at "
+        assert result.warnings == ("memories[1]: created_at 2024-06-02T12:00:00+00:00 is later than updated_at "
                                    "2024-01-10T09:00:00+00:00: imported as created at the earlier",)
         memory = engram.get("boat")
         assert (memory.created_at, memory.updated_at) == (at(EARLIER), at(EARLIER))
@@ -66,7 +65,7 @@ def test_a_ptrclaw_timestamp_later_than_updated_at_is_named_as_timestamp(tmp_pat
                             "timestamp": at(UPDATED), "updated_at": at(EARLIER)}])
     with opened(tmp_path / "home") as engram:
         result = engram.import_snapshot(document)
-        assert source_warnings(result.warnings) == ("entries[0]: timestamp 2024-06-02T12:00:00+00:00 is later than updated_at "
+        assert result.warnings == ("entries[0]: timestamp 2024-06-02T12:00:00+00:00 is later than updated_at "
                                    "2024-01-10T09:00:00+00:00: imported as created at the earlier",)
         assert engram.get("boat").created_at == at(EARLIER)
 
@@ -81,7 +80,7 @@ def test_engrams_own_snapshot_comes_back_with_exactly_its_times(tmp_path: Path) 
         document = engram.export_snapshot()
     with opened(tmp_path / "two") as fresh:
         result = fresh.import_snapshot(document)
-        assert (result.imported, source_warnings(result.warnings)) == (2, ())
+        assert (result.imported, result.warnings) == (2, ())
         assert {m.key: (m.created_at, m.updated_at) for m in fresh.list(limit=10)} == before
 
 

@@ -84,6 +84,7 @@ def test_an_import_with_an_impossible_time_imports_nothing(mem: Engram) -> None:
     ('"timestamp": NaN', "created_at"),
     ('"updated_at": -1e20', "updated_at"),
     ('"last_accessed": Infinity', "last_accessed"),
+    ('"received_at": 1e300', "received_at"),
     ('"recall_count": Infinity', "recall_count"),
     ('"recall_count": 1e300', "recall_count"),
     ('"recall_count": -3', "recall_count"),

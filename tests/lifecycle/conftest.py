@@ -74,6 +74,17 @@ def open_store(kind: str, tmp_path: Path):  # noqa: ANN201
     return InMemoryMemoryStore()
 
 
+def remember_at(engram: Engram, when: float, content: str, **fields: Any) -> Any:
+    """``engram.remember(content, **fields)`` made at ``when``: created then and received by the
+    store then, as a memory it has held that long (a ``created_at`` alone is a memory learned
+    elsewhere, arriving now, which the lifecycle jobs count from its arrival)."""
+    clock, engram.clock = engram.clock, lambda: when
+    try:
+        return engram.remember(content, created_at=when, **fields)
+    finally:
+        engram.clock = clock
+
+
 @pytest.fixture
 def clock() -> Clock:
     return Clock()

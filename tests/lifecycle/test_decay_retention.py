@@ -7,6 +7,7 @@ import pytest
 from engram.lifecycle import decay, retention
 from engram.lifecycle.settings import DecaySettings, RetentionSettings
 from engram.model import Scope
+from tests.lifecycle.conftest import remember_at
 
 DAY = 86400.0
 
@@ -18,12 +19,12 @@ def keys(engram) -> set[str]:
 def test_decay_rule_and_its_edges(backend, make_engram, clock):
     engram = make_engram(backend)
     old = clock.t - 31 * DAY
-    engram.remember("faded", key="faded", importance=0.29, created_at=old)
-    engram.remember("at importance edge", key="imp-edge", importance=0.3, created_at=old)
-    engram.remember("at age edge", key="age-edge", importance=0.1, created_at=clock.t - 30 * DAY)
-    engram.remember("recalled once", key="recalled", importance=0.1, created_at=old)
-    engram.remember("core stays", key="core", category="core", importance=0.0, created_at=old)
-    engram.remember("summary stays", key="sum", type="summary", importance=0.0, created_at=old)
+    remember_at(engram, old, "faded", key="faded", importance=0.29)
+    remember_at(engram, old, "at importance edge", key="imp-edge", importance=0.3)
+    remember_at(engram, clock.t - 30 * DAY, "at age edge", key="age-edge", importance=0.1)
+    remember_at(engram, old, "recalled once", key="recalled", importance=0.1)
+    remember_at(engram, old, "core stays", key="core", category="core", importance=0.0)
+    remember_at(engram, old, "summary stays", key="sum", type="summary", importance=0.0)
     engram.store.touch([engram.get("recalled").id], clock.t - 20 * DAY)
     report = decay.run(engram, DecaySettings(), now=clock.t)
     assert [m.key for m in report.removed] == ["faded"]
@@ -33,7 +34,7 @@ def test_decay_rule_and_its_edges(backend, make_engram, clock):
 
 def test_decay_thresholds_are_configurable(make_engram, clock):
     engram = make_engram("sqlite")
-    engram.remember("mid", key="mid", importance=0.45, created_at=clock.t - 8 * DAY)
+    remember_at(engram, clock.t - 8 * DAY, "mid", key="mid", importance=0.45)
     report = decay.run(engram, DecaySettings(max_importance=0.5, min_age_days=7), now=clock.t)
     assert [m.key for m in report.removed] == ["mid"]
 
@@ -42,12 +43,12 @@ def test_decay_thresholds_are_configurable(make_engram, clock):
 def test_retention_per_scope_with_edges(backend, make_engram, clock, basis):
     engram = make_engram(backend)
     session = engram.for_agent("default", "s1")
-    session.remember("session old", key="s-old", scope="session", created_at=clock.t - 30 * DAY - 1)
-    session.remember("session edge", key="s-edge", scope="session", created_at=clock.t - 30 * DAY)
-    engram.remember("agent old", key="a-old", created_at=clock.t - 91 * DAY)
-    engram.remember("agent young", key="a-young", created_at=clock.t - 89 * DAY)
-    engram.remember("agent core", key="a-core", category="core", created_at=clock.t - 900 * DAY)
-    engram.remember("global ancient", key="g", scope="global", created_at=clock.t - 9000 * DAY)
+    remember_at(session, clock.t - 30 * DAY - 1, "session old", key="s-old", scope="session")
+    remember_at(session, clock.t - 30 * DAY, "session edge", key="s-edge", scope="session")
+    remember_at(engram, clock.t - 91 * DAY, "agent old", key="a-old")
+    remember_at(engram, clock.t - 89 * DAY, "agent young", key="a-young")
+    remember_at(engram, clock.t - 900 * DAY, "agent core", key="a-core", category="core")
+    remember_at(engram, clock.t - 9000 * DAY, "global ancient", key="g", scope="global")
     for m in engram.store.iter_all():  # make "accessed" agree with the creation times
         engram.store.touch([m.id], m.created_at, recall=False)
     report = retention.run(engram, RetentionSettings(basis=basis), now=clock.t)
@@ -58,17 +59,17 @@ def test_retention_per_scope_with_edges(backend, make_engram, clock, basis):
 
 def test_retention_accessed_basis_keeps_recently_used(make_engram, clock):
     engram = make_engram("sqlite")
-    m = engram.remember("old but used", key="used", created_at=clock.t - 200 * DAY).memory
+    m = remember_at(engram, clock.t - 200 * DAY, "old but used", key="used").memory
     engram.store.touch([m.id], clock.t - DAY)
     assert retention.run(engram, RetentionSettings(basis="updated"), now=clock.t - 1).removed
-    engram.remember("old but used", key="used2", created_at=clock.t - 200 * DAY)
+    remember_at(engram, clock.t - 200 * DAY, "old but used", key="used2")
     engram.store.touch([engram.get("used2").id], clock.t - DAY)
     assert retention.run(engram, RetentionSettings(basis="accessed"), now=clock.t).removed == ()
 
 
 def test_global_limit_can_be_set(make_engram, clock):
     engram = make_engram("inmemory")
-    engram.remember("global old", key="g", scope="global", created_at=clock.t - 11 * DAY)
+    remember_at(engram, clock.t - 11 * DAY, "global old", key="g", scope="global")
     report = retention.run(engram, RetentionSettings(global_days=10), now=clock.t)
     assert [m.key for m in report.removed] == ["g"]
 
@@ -84,7 +85,7 @@ def test_unlimited_retention_can_be_written_where_null_cannot(make_engram, clock
     settings = load_settings(home=tmp_path).lifecycle.retention
     assert (settings.session_days, settings.agent_days, settings.global_days) == (None, None, None)
     engram = make_engram("sqlite")
-    engram.remember("kept for ever", key="old", created_at=clock.t - 10_000 * DAY)
+    remember_at(engram, clock.t - 10_000 * DAY, "kept for ever", key="old")
     assert retention.run(engram, settings, now=clock.t).removed == ()
     monkeypatch.setenv("ENGRAM_LIFECYCLE__RETENTION__SESSION_DAYS", "soon")
     with pytest.raises(ConfigError, match=r'lifecycle\.retention\.session_days: "soon" is not a number of days '

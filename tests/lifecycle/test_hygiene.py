@@ -8,6 +8,7 @@ import pytest
 
 from engram.lifecycle import hygiene
 from engram.lifecycle.settings import HygieneSettings
+from tests.lifecycle.conftest import remember_at
 
 DAY = 86400.0
 
@@ -29,9 +30,9 @@ def ids(engram) -> set[str]:
 
 def test_conversation_older_than_max_age_is_purged_and_the_edge_stays(backend, make_engram, clock):
     engram = make_engram(backend)
-    engram.remember("old chat", key="old", category="conversation", created_at=clock.t - 7 * DAY - 1)
-    engram.remember("edge chat", key="edge", category="conversation", created_at=clock.t - 7 * DAY)
-    engram.remember("new chat", key="new", category="conversation", created_at=clock.t - 60)
+    remember_at(engram, clock.t - 7 * DAY - 1, "old chat", key="old", category="conversation")
+    remember_at(engram, clock.t - 7 * DAY, "edge chat", key="edge", category="conversation")
+    remember_at(engram, clock.t - 60, "new chat", key="new", category="conversation")
     # upsert stamps updated_at with created_at on insert, so the timestamp is the given time
     report = hygiene.run(engram, HygieneSettings(knowledge_max_idle_days=0), now=clock.t, rng=Rolls())
     assert [m.key for m in report.removed] == ["old"]
@@ -40,7 +41,7 @@ def test_conversation_older_than_max_age_is_purged_and_the_edge_stays(backend, m
 
 def test_core_is_never_touched(backend, make_engram, clock):
     engram = make_engram(backend)
-    engram.remember("I am a helpful agent", key="soul", category="core", created_at=clock.t - 400 * DAY)
+    remember_at(engram, clock.t - 400 * DAY, "I am a helpful agent", key="soul", category="core")
     engram.store.touch([engram.get("soul").id], 0.0, recall=False)
     hygiene.run(engram, HygieneSettings(max_age_s=1, knowledge_max_idle_days=1, knowledge_survival_chance=0.0),
                 now=clock.t, rng=Rolls())
@@ -55,8 +56,7 @@ def test_core_is_never_touched(backend, make_engram, clock):
 ])
 def test_idle_knowledge_survival_roll(backend, make_engram, clock, chance, roll, survives):
     engram = make_engram(backend)
-    m = engram.remember("idle fact", key="idle").memory
-    engram.store.touch([m.id], clock.t - 31 * DAY, recall=False)
+    remember_at(engram, clock.t - 31 * DAY, "idle fact", key="idle")  # last used when it was stored
     report = hygiene.run(engram, HygieneSettings(knowledge_survival_chance=chance), now=clock.t, rng=Rolls(roll))
     if survives:
         kept = engram.get("idle")
@@ -70,11 +70,10 @@ def test_idle_knowledge_survival_roll(backend, make_engram, clock, chance, roll,
 
 def test_idle_threshold_edge_and_last_accessed_zero_fallback(backend, make_engram, clock):
     engram = make_engram(backend)
-    at_edge = engram.remember("edge fact", key="edge").memory
-    engram.store.touch([at_edge.id], clock.t - 30 * DAY, recall=False)  # exactly 30 days idle: stays
-    zero = engram.remember("zero fact", key="zero", created_at=clock.t - 40 * DAY).memory
+    remember_at(engram, clock.t - 30 * DAY, "edge fact", key="edge")  # exactly 30 days idle: stays
+    zero = remember_at(engram, clock.t - 40 * DAY, "zero fact", key="zero").memory
     engram.store.touch([zero.id], 0.0, recall=False)  # last_accessed 0 -> falls back to the timestamp (40d)
-    zero_recent = engram.remember("zero recent", key="zero-recent", created_at=clock.t - 2 * DAY).memory
+    zero_recent = remember_at(engram, clock.t - 2 * DAY, "zero recent", key="zero-recent").memory
     engram.store.touch([zero_recent.id], 0.0, recall=False)
     report = hygiene.run(engram, HygieneSettings(knowledge_survival_chance=0.0), now=clock.t, rng=Rolls(0.5, 0.5))
     assert [m.key for m in report.removed] == ["zero"]
@@ -83,8 +82,8 @@ def test_idle_threshold_edge_and_last_accessed_zero_fallback(backend, make_engra
 
 def test_summaries_are_protected_and_disabled_rules_do_nothing(backend, make_engram, clock):
     engram = make_engram(backend)
-    engram.remember("a summary", key="s", type="summary", created_at=clock.t - 90 * DAY)
-    engram.remember("old chat", key="c", category="conversation", created_at=clock.t - 90 * DAY)
+    remember_at(engram, clock.t - 90 * DAY, "a summary", key="s", type="summary")
+    remember_at(engram, clock.t - 90 * DAY, "old chat", key="c", category="conversation")
     report = hygiene.run(engram, HygieneSettings(max_age_s=0, knowledge_max_idle_days=0), now=clock.t, rng=Rolls())
     assert report.removed == () and ids(engram) == {"s", "c"}
 
@@ -93,7 +92,7 @@ def test_forgetting_is_audited_with_the_reason(make_engram, clock):
     from engram.audit import AuditQuery
 
     engram = make_engram("sqlite")
-    engram.remember("old chat", key="old", category="conversation", created_at=clock.t - 8 * DAY)
+    remember_at(engram, clock.t - 8 * DAY, "old chat", key="old", category="conversation")
     hygiene.run(engram, HygieneSettings(), now=clock.t, rng=Rolls())
     (entry,) = engram.backend.audit_log().query(AuditQuery(action="forgotten"))
     assert entry.origin == "maintenance" and entry.reason.startswith("hygiene: conversation")

@@ -22,7 +22,7 @@ from engram.interfaces.cli.app import app
 from engram.lifecycle.scheduler import Maintenance
 from engram.lifecycle.settings import LifecycleSettings
 from engram.root import maintenance_for
-from tests.lifecycle.conftest import FakeEmbedder
+from tests.lifecycle.conftest import FakeEmbedder, remember_at
 
 DAY = 86400.0
 DUPLICATES = ("The user prefers dark mode in the editor", "the user prefers DARK MODE in the editor!")
@@ -34,13 +34,13 @@ def seed(view: Engram, now: float, name: str) -> dict[str, str]:
     fact of two days ago that stays (a daily summary's source)."""
     scope = "global" if name == "global" else None
     ids = {
-        "chat": view.remember(f"{name} said hello long ago", category="conversation", created_at=now - 8 * DAY,
-                              scope=scope).memory.id,
-        "old": view.remember(f"{name} once used the old build server", importance=0.1, created_at=now - 100 * DAY,
-                             scope=scope).memory.id,
+        "chat": remember_at(view, now - 8 * DAY, f"{name} said hello long ago", category="conversation",
+                            scope=scope).memory.id,
+        "old": remember_at(view, now - 100 * DAY, f"{name} once used the old build server", importance=0.1,
+                           scope=scope).memory.id,
     }
-    ids["recent"] = view.remember(f"{name} moved to the new office", importance=0.9, created_at=now - 2 * DAY,
-                                  scope=scope).memory.id
+    ids["recent"] = remember_at(view, now - 2 * DAY, f"{name} moved to the new office", importance=0.9,
+                                scope=scope).memory.id
     ids["dup_a"] = view.remember(DUPLICATES[0], scope=scope, importance=0.6).memory.id
     ids["dup_b"] = view.remember(DUPLICATES[1], scope=scope, importance=0.4).memory.id
     return ids

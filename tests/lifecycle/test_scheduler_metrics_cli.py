@@ -16,13 +16,14 @@ from engram.lifecycle.scheduler import JOBS, Maintenance
 from engram.lifecycle.settings import LifecycleSettings
 from engram.metrics import Metrics
 from engram.root import maintenance_for
+from tests.lifecycle.conftest import remember_at
 
 DAY = 86400.0
 
 
 def test_due_jobs_run_once_and_again_when_their_interval_passes(make_engram, clock):
     engram = make_engram("inmemory")
-    engram.remember("old chat", key="c", category="conversation", created_at=clock.t - 8 * DAY)
+    remember_at(engram, clock.t - 8 * DAY, "old chat", key="c", category="conversation")
     maintenance = Maintenance(engram, LifecycleSettings(), rng=random.Random(1))
     first = maintenance.run()
     assert [r.job for r in first.ran] == ["summaries", "hygiene", "decay", "retention", "consolidate"]
@@ -174,7 +175,7 @@ def test_summaries_run_before_hygiene_so_a_period_keeps_the_conversation_it_expi
     # was made: a pass after a few days away summarised nothing of them.
     engram = make_engram("sqlite")
     day = (clock.t // DAY) * DAY - 8 * DAY
-    engram.remember("we agreed the launch moves to june", category="conversation", created_at=day + 60)
+    remember_at(engram, day + 60, "we agreed the launch moves to june", category="conversation")
     report = Maintenance(engram, LifecycleSettings(), rng=random.Random(1)).run()
     assert [m.content for r in report.ran if r.job == "hygiene" for m in r.removed] == [
         "we agreed the launch moves to june"]

@@ -17,7 +17,6 @@ from engram.compat.mem0 import Memory
 from engram.errors import NotFoundError, ValidationError
 from engram.ids import key_from_content
 from engram.integrations import DEFAULT_AGENT_PREFIX
-from tests.importers.cli_runs import source_warnings
 
 MESSAGES = [  # mem0's python quickstart conversation, verbatim
     {"role": "user", "content": "I'm planning to watch a movie tonight. Any recommendations?"},
@@ -389,7 +388,7 @@ def test_imported_metadata_comes_back_as_mem0_had_it(m: Memory, caplog: pytest.L
     original = {item["memory"]: item["metadata"] for item in json.loads(source)["results"]}
     with caplog.at_level(logging.WARNING, logger="engram.compat.mem0"):
         assert m.import_mem0(source) == {"imported": 4, "skipped": 0, "forgotten": 0}
-    assert source_warnings([r.getMessage() for r in caplog.records]) == [
+    assert [r.getMessage() for r in caplog.records] == [
         f"mem0 import: results[{i}].metadata.mem0: kept as metadata.mem0.own (metadata.mem0 holds where the record "
         "came from in mem0)" for i in (0, 1)]
     items = {item["memory"]: item for item in m.get_all(user_id="alex")["results"]}

@@ -15,7 +15,8 @@ anything of the file is written, and applies the answer in one transaction):
   ``updated_at``): the kept copy takes the later ``last_accessed`` and the larger ``recall_count``
   of the two (not their sum: both count the recalls made before the copies parted), and, when
   neither was edited since they parted (the same ``updated_at``), the larger ``importance`` (a
-  recall's strengthening; an edit may have set it, so the edited copy's stands). Its other fields
+  recall's strengthening; an edit may have set it, so the edited copy's stands), and the earlier
+  ``received_at`` (the home held the memory since its first arrival). Its other fields
   (tags...) are the kept copy's: they change only by an edit, which the later ``updated_at`` is.
   The same id under another agent, session or key is not the same memory: a clash.
 - **One conversation, two files** (the same agent and conversation key, its numbering restarted at
@@ -56,6 +57,7 @@ from engram.text import counted
 
 # Positions in a memories row (store.sql_store.MEMORY_COLUMNS, as transfer_rows reads it).
 _ID, _AGENT, _SESSION, _KEY, _CONTENT, _IMPORTANCE, _UPDATED, _ACCESSED, _RECALLS = 0, 1, 2, 3, 4, 10, 14, 15, 16
+_RECEIVED = 21
 _SUMMARY_JOIN = "\n\n"
 # Positions in an api_tokens row (transfer_rows.TOKEN_COLUMNS).
 _TOKEN_AGENT, _TOKEN_HASH, _LAST_USED, _REVOKED = 1, 3, 5, 6
@@ -107,7 +109,11 @@ class Overlaps:
         """A memories row of the file as the target holds it once settled: a copy replacing the
         target's with what recalls did to either (``_with_reads``)."""
         theirs = self.replaced.get(row[_ID])
-        return row if theirs is None else _with_reads(row, theirs)
+        if theirs is None:
+            return row
+        landed = list(_with_reads(row, theirs))
+        landed[_RECEIVED] = _first_arrival(row, theirs)
+        return tuple(landed)
 
     def shift_message(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
         """A history_messages row of the file at the position it takes in the target."""
@@ -133,6 +139,11 @@ def _with_reads(kept: tuple[Any, ...], other: tuple[Any, ...]) -> tuple[Any, ...
     if strengthened is not None:
         row[_IMPORTANCE] = max(kept[_IMPORTANCE], strengthened)
     return tuple(row)
+
+
+def _first_arrival(one: tuple[Any, ...], other: tuple[Any, ...]) -> float | None:
+    """The earlier ``received_at`` of two copies of one memory (an unknown one, NULL, left out)."""
+    return min((at for at in (one[_RECEIVED], other[_RECEIVED]) if at is not None), default=None)
 
 
 def settle_memories(overlaps: Overlaps, pairs: list[tuple[tuple[Any, ...], tuple[Any, ...]]], shown: str) -> None:
@@ -251,8 +262,9 @@ def apply(overlaps: Overlaps, conn: Any, memory_params: Any, shown: str) -> None
         _keep_as_version(conn, memory_id, mine[_CONTENT], theirs[_CONTENT], theirs[_UPDATED])
         # GREATEST (NULLs ignored), not the values read when settling: a recall there meanwhile counts too.
         conn.execute("UPDATE memories SET last_accessed = GREATEST(last_accessed, %s),"
-                     " recall_count = GREATEST(recall_count, %s), importance = GREATEST(importance, %s) WHERE id = %s",
-                     (mine[_ACCESSED], mine[_RECALLS], _tie_importance(theirs, mine), memory_id))
+                     " recall_count = GREATEST(recall_count, %s), importance = GREATEST(importance, %s),"
+                     " received_at = LEAST(received_at, %s) WHERE id = %s",
+                     (mine[_ACCESSED], mine[_RECALLS], _tie_importance(theirs, mine), mine[_RECEIVED], memory_id))
     for memory_id, theirs in overlaps.replaced.items():
         mine = overlaps.file_rows[memory_id]
         _keep_as_version(conn, memory_id, theirs[_CONTENT], mine[_CONTENT], mine[_UPDATED])
@@ -263,8 +275,8 @@ def apply(overlaps: Overlaps, conn: Any, memory_params: Any, shown: str) -> None
             "UPDATE memories SET content = %s, category = %s, type = %s, layer = %s, tags = %s, metadata = %s,"
             " importance = %s, related_entity = %s, source = %s, created_at = %s, updated_at = %s,"
             " last_accessed = %s, recall_count = %s, superseded_by = %s, search_context = %s, valid_from = %s,"
-            " valid_until = %s, superseded_at = %s, content_hash = %s WHERE id = %s",
-            (*params[4:22], text.content_hash(mine[_CONTENT]), memory_id))
+            " valid_until = %s, superseded_at = %s, received_at = %s, content_hash = %s WHERE id = %s",
+            (*params[4:23], text.content_hash(mine[_CONTENT]), memory_id))
     for (agent, conversation), summary in overlaps.summaries.items():
         conn.execute("UPDATE history_summaries SET summary = %s WHERE agent = %s AND conversation = %s",
                      (summary, agent, conversation))

@@ -85,7 +85,7 @@ KEY_COLUMNS = {
 INSERTS = {
     "memories": (
         f"INSERT INTO memories ({MEMORY_COLUMNS}, content_hash) VALUES"
-        " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        f" ({', '.join(['%s'] * (MEMORY_COLUMNS.count(',') + 2))})"
         " ON CONFLICT DO NOTHING RETURNING id"
     ),
     "memory_links": "INSERT INTO memory_links (from_id, to_id) VALUES (%s, %s) ON CONFLICT DO NOTHING RETURNING from_id",

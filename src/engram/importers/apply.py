@@ -40,7 +40,6 @@ from engram.history.base import check_summary
 from engram.history.keys import normal_key, shown_key
 from engram.ids import key_from_content
 from engram.importers.base import HistoryEntry, HistorySummary, Plan, Record, record_id
-from engram.lifecycle.imported import import_warnings
 from engram.model import (
     Memory,
     Message,
@@ -144,8 +143,6 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     for write in writes:
         imported += _write(engram, write, plan.kind, report, several, backup_new)
         updated += len(write.changes)
-    # The source's times are kept, and the lifecycle jobs measure age from them: say what the next run would delete.
-    warnings += import_warnings(engram, [m for write in writes for m in write.fresh], now)
     if (messages or summaries) and not engram.history.enabled:
         from engram.history.service import HISTORY_OFF
 

@@ -7,7 +7,9 @@ maintenance job uses so that looking does not count as remembering. ``strengthen
 rule for callers that already hold memories.
 
 Decay (``run``): a memory with importance below ``max_importance`` (strictly), created more than
-``min_age_days`` ago (strictly) and never recalled is removed. Core memories and protected types
+``min_age_days`` ago (strictly) and never recalled is removed. Its age is counted from when this
+store received it when that is later (``Memory.held_here_since``): an import keeps the source's
+creation time, and a memory brought in has had no chance to be recalled here before. Core memories and protected types
 are never removed.
 """
 
@@ -31,7 +33,7 @@ def decays(memory: Memory, settings: DecaySettings, now: float) -> bool:
         memory.category is not Category.CORE
         and memory.type not in settings.protected_types
         and memory.importance < settings.max_importance
-        and now - memory.created_at > settings.min_age_days * DAY
+        and now - memory.held_here_since > settings.min_age_days * DAY
         and memory.recall_count == 0
     )
 

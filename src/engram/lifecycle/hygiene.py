@@ -7,7 +7,9 @@
   now (not a recall: the count is unchanged), so chance 0.0 purges every idle entry and 1.0 keeps
   all of them. The rest are purged with their links.
 - Core entries are never touched; ``protected_types`` (summaries) are skipped.
-"Older than" is strict: an entry exactly at the threshold stays.
+Both times are counted at the earliest from when this store received the entry (``Memory.written_here``,
+``Memory.used_here``): an import keeps the source's times, and what it brought is not idle here
+before it arrived. "Older than" is strict: an entry exactly at the threshold stays.
 """
 
 from __future__ import annotations
@@ -24,11 +26,6 @@ if TYPE_CHECKING:
     from engram.engine import Engram
 
 
-def idle_since(memory: Memory) -> float:
-    """When a memory was last used: ``last_accessed``, or its timestamp when that is 0/unset."""
-    return memory.last_accessed or memory.updated_at or memory.created_at
-
-
 def purgeable(memory: Memory, settings: HygieneSettings, now: float) -> Literal["old", "idle"] | None:
     """Why hygiene's next run would purge ``memory``: ``"old"`` (a conversation entry past
     ``max_age_s`` since its last write), ``"idle"`` (a knowledge entry idle past
@@ -37,10 +34,10 @@ def purgeable(memory: Memory, settings: HygieneSettings, now: float) -> Literal[
     if memory.type in settings.protected_types:
         return None
     if memory.category is Category.CONVERSATION:
-        old = settings.max_age_s > 0 and now - (memory.updated_at or memory.created_at) > settings.max_age_s
+        old = settings.max_age_s > 0 and now - memory.written_here > settings.max_age_s
         return "old" if old else None
     if memory.category is Category.KNOWLEDGE:
-        idle = settings.knowledge_max_idle_days > 0 and now - idle_since(memory) > settings.knowledge_max_idle_days * DAY
+        idle = settings.knowledge_max_idle_days > 0 and now - memory.used_here > settings.knowledge_max_idle_days * DAY
         return "idle" if idle else None
     return None
 

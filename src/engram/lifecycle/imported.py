@@ -1,11 +1,13 @@
-"""What the next maintenance run would delete of memories an import just stored.
+"""What the next maintenance run would delete of memories an import of engram's snapshot just stored.
 
-An import keeps the source's ``created_at`` / ``updated_at`` (for display, temporal queries and
-exact snapshot round trips), and retention, hygiene and decay measure age from those times, not
-from when this store received the memory. So a year of memories brought from another system is,
-for them, a year old already: the next daily run (``engram serve`` runs due jobs at start) would
-delete what is past the limits. The import says so, with the counts and the settings that keep them,
-instead of the memories vanishing silently.
+Retention, hygiene and decay count a memory's age from the later of its own times and when this
+store received it (``Memory.received_at``), so what an import brings from another system arrives now
+and is at risk of nothing at the next run. engram's own snapshot is the exception: it carries each
+memory's arrival in the store it was taken from (a restore is a move of the same memories), so a
+snapshot of memories that store kept past this store's limits (its retention was longer, or the
+snapshot is old) would be deleted by the next daily run (``engram serve`` runs due jobs at start).
+The import says so, with the counts and the settings that keep them, instead of the memories
+vanishing silently.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def at_risk(memories: Sequence[Memory], settings: LifecycleSettings, now: float)
                 warnings.append(
                     f"{counted(len(doomed), 'imported memory')} in {kind} scope would be deleted by the next retention"
                     f" run: past the {kind} retention of {counted(float(days or 0), 'day')} from the {basis}, measured"
-                    f" from the source's times, which an import keeps; set lifecycle.retention.{kind}_days to a longer"
+                    f" from the snapshot's times, which its import keeps; set lifecycle.retention.{kind}_days to a longer"
                     f' limit or "unlimited" (ENGRAM_LIFECYCLE__RETENTION__{kind.upper()}_DAYS) to keep them')
     clean = settings.hygiene
     if clean.enabled:
@@ -46,13 +48,13 @@ def at_risk(memories: Sequence[Memory], settings: LifecycleSettings, now: float)
         if old:
             warnings.append(
                 f"{counted(len(old), 'imported conversation memory')} would be deleted by the next hygiene run: older"
-                f" than {clean.max_age_s:g} s, measured from the source's times, which an import keeps; set"
+                f" than {clean.max_age_s:g} s, measured from the snapshot's times, which its import keeps; set"
                 " lifecycle.hygiene.max_age_s to 0 (ENGRAM_LIFECYCLE__HYGIENE__MAX_AGE_S) to keep them")
         if idle:
             warnings.append(
                 f"{counted(len(idle), 'imported knowledge memory')} would be deleted by the next hygiene run (each"
                 f" survives with chance {clean.knowledge_survival_chance:g}): idle over"
-                f" {counted(float(clean.knowledge_max_idle_days), 'day')}, measured from the source's times, which an"
+                f" {counted(float(clean.knowledge_max_idle_days), 'day')}, measured from the snapshot's times, which its"
                 " import keeps; set lifecycle.hygiene.knowledge_max_idle_days to 0"
                 " (ENGRAM_LIFECYCLE__HYGIENE__KNOWLEDGE_MAX_IDLE_DAYS) to keep them")
     fade = settings.decay
@@ -62,13 +64,14 @@ def at_risk(memories: Sequence[Memory], settings: LifecycleSettings, now: float)
             warnings.append(
                 f"{counted(len(faded), 'imported memory')} would be deleted by the next decay run: importance below"
                 f" {fade.max_importance:g}, never recalled, created over {counted(float(fade.min_age_days), 'day')}"
-                " ago by the source's times, which an import keeps; set lifecycle.decay.enabled to false"
+                " ago by the snapshot's times, which its import keeps; set lifecycle.decay.enabled to false"
                 " (ENGRAM_LIFECYCLE__DECAY__ENABLED) or lifecycle.decay.min_age_days to a longer age to keep them")
     return warnings
 
 
 def import_warnings(engram: Engram, memories: Sequence[Memory], now: float) -> list[str]:
-    """``at_risk`` under ``engram``'s lifecycle settings, for the memories an import stored; none for
-    a bare engine (built without settings: no maintenance is scheduled for it)."""
+    """``at_risk`` under ``engram``'s lifecycle settings, for the memories an import of engram's
+    snapshot stored (as stored: their arrival carried or given); none for a bare engine (built
+    without settings: no maintenance is scheduled for it)."""
     settings = engram.settings
     return [] if settings is None or not memories else at_risk(memories, settings.lifecycle, now)

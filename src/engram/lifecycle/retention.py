@@ -1,6 +1,8 @@
 """Retention per scope (ClawCode): session memories expire after 30 days, agent memories after
 90, global ones never (defaults). Age is measured from the last write (``basis = "updated"``)
-or the last access (``"accessed"``); "older than" is strict. Core memories and protected types
+or the last access (``"accessed"``), each counted here at the earliest from when this store received
+the memory (``Memory.written_here``, ``Memory.used_here``: an import keeps the source's times, and a
+year of memories brought in is not a year old to this store); "older than" is strict. Core memories and protected types
 (summaries) are exempt: retention is for what accumulates, not for who the agent is.
 """
 
@@ -9,7 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engram.lifecycle.common import DAY, JobReport, every_memory, forget_as_maintenance
-from engram.lifecycle.hygiene import idle_since
 from engram.lifecycle.settings import RetentionSettings
 from engram.model import Category, Memory
 from engram.text import counted
@@ -28,7 +29,7 @@ def expired(memory: Memory, settings: RetentionSettings, now: float) -> bool:
     days = limit_days(memory, settings)
     if days is None or memory.category is Category.CORE or memory.type in settings.protected_types:
         return False
-    since = idle_since(memory) if settings.basis == "accessed" else (memory.updated_at or memory.created_at)
+    since = memory.used_here if settings.basis == "accessed" else memory.written_here
     return now - since > days * DAY
 
 

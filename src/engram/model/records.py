@@ -86,11 +86,35 @@ class Memory:
     valid_from: float | None = None
     valid_until: float | None = None
     superseded_at: float | None = None
+    # When this store received the memory (its creation here, or the import or file that brought it;
+    # a backend migration or engram's own snapshot carries it along). An import keeps the source's
+    # record times, so the lifecycle jobs measure age from the later of the two (``written_here``,
+    # ``used_here``, ``held_here_since``). None: stored before engram kept it, unknown.
+    received_at: float | None = None
 
     @property
     def event_time(self) -> float:
         """When this memory happened or began to hold: its valid_from, else when it was recorded."""
         return self.created_at if self.valid_from is None else self.valid_from
+
+    @property
+    def held_here_since(self) -> float:
+        """Since when this store holds the memory: its creation, or its arrival when later (a memory
+        an import brought, created long before in its source). Decay's age."""
+        return max(self.created_at, self.received_at or 0.0)
+
+    @property
+    def written_here(self) -> float:
+        """Its last write as this store knows it: its last change (``updated_at``, else its creation),
+        or its arrival when later. Retention's and hygiene's age of what is not measured by use."""
+        return max(self.updated_at or self.created_at, self.received_at or 0.0)
+
+    @property
+    def used_here(self) -> float:
+        """When it was last used as this store knows it: ``last_accessed`` (its last write when that is
+        0/unset), or its arrival when later (an import keeps the source's access time too). The idle
+        time of hygiene, and retention's age by access."""
+        return max(self.last_accessed or self.updated_at or self.created_at, self.received_at or 0.0)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the snapshot format); embeddings are never part of it."""
@@ -117,6 +141,7 @@ class Memory:
             "valid_from": self.valid_from,
             "valid_until": self.valid_until,
             "superseded_at": self.superseded_at,
+            "received_at": self.received_at,
         }
 
 

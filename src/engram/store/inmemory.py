@@ -142,7 +142,7 @@ class InMemoryMemoryStore:
                 layer=draft.layer, tags=draft.tags, metadata=dict(draft.metadata), importance=draft.importance,
                 related_entity=draft.related_entity, source=draft.source, scope=draft.scope,
                 search_context=draft.search_context, valid_from=draft.valid_from, valid_until=draft.valid_until,
-                created_at=created, updated_at=created, last_accessed=now,
+                created_at=created, updated_at=created, last_accessed=now, received_at=now,
             )
             self._add(memory)
             self._changed()

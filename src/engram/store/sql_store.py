@@ -49,7 +49,7 @@ from engram.store.base import (
 MEMORY_COLUMNS = (
     "id, agent, session, key, content, category, type, layer, tags, metadata, importance, related_entity, source,"
     " created_at, updated_at, last_accessed, recall_count, superseded_by, search_context,"
-    " valid_from, valid_until, superseded_at"
+    " valid_from, valid_until, superseded_at, received_at"
 )
 _WIDTH = MEMORY_COLUMNS.count(",") + 1
 # Where a memory row (``memory_select``) holds anything its caller selects after ``MEMORY_COLUMNS``
@@ -132,14 +132,15 @@ class SqlMemoryStore:
         ``Memory``, with ``links`` (read apart: each backend has its way)."""
         (memory_id, agent, session, key, content, category, kind, layer, tags, metadata, importance, related_entity,
          source, created_at, updated_at, last_accessed, recall_count, superseded_by, search_context, valid_from,
-         valid_until, superseded_at) = row[1:AFTER_MEMORY]
+         valid_until, superseded_at, received_at) = row[1:AFTER_MEMORY]
         return Memory(
             id=memory_id, scope=Scope(agent or None, session or None), key=key, content=content,
             category=Category(category), type=kind, layer=Layer(layer), tags=self._stored.read_tags(tags),
             metadata=self._stored.read_metadata(metadata), importance=importance, related_entity=related_entity,
             source=source, created_at=created_at, updated_at=updated_at, last_accessed=last_accessed,
             recall_count=recall_count, superseded_by=superseded_by, search_context=search_context,
-            valid_from=valid_from, valid_until=valid_until, superseded_at=superseded_at, links=links,
+            valid_from=valid_from, valid_until=valid_until, superseded_at=superseded_at, received_at=received_at,
+            links=links,
         )
 
     def _memory_params(self, memory: Memory) -> tuple[Any, ...]:
@@ -150,7 +151,8 @@ class SqlMemoryStore:
             memory.layer.value, self._stored.tags_param(memory.tags), self._stored.metadata_param(dict(memory.metadata)),
             memory.importance, memory.related_entity, memory.source, memory.created_at, memory.updated_at,
             memory.last_accessed, memory.recall_count, memory.superseded_by, memory.search_context,
-            memory.valid_from, memory.valid_until, memory.superseded_at, text.content_hash(memory.content),
+            memory.valid_from, memory.valid_until, memory.superseded_at, memory.received_at,
+            text.content_hash(memory.content),
         )
 
     @classmethod
@@ -166,24 +168,26 @@ class SqlMemoryStore:
                       digest: str, created: float, now: float, returning: str = "") -> Any:
         """Insert ``draft`` as a new memory (``upsert`` chose its key and checked for duplicates).
         ``returning`` (a ``RETURNING`` clause over alias ``m``) reads the row back in the same
-        statement; the statement's cursor is returned."""
-        marks = ", ".join([self._mark] * 20)
+        statement; the statement's cursor is returned. It arrives here ``now`` (``received_at``),
+        whatever creation time the draft gives."""
+        marks = ", ".join([self._mark] * 21)
         alias = " AS m" if returning else ""
         return conn.execute(
             f"INSERT INTO memories{alias} (id, agent, session, key, content, content_hash, category, type, layer,"
             " tags, metadata, importance, related_entity, source, created_at, updated_at, last_accessed,"
-            f" search_context, valid_from, valid_until) VALUES ({marks}){returning}",
+            f" search_context, valid_from, valid_until, received_at) VALUES ({marks}){returning}",
             (
                 memory_id, *scope, key, draft.content, digest, draft.category.value, draft.type, draft.layer.value,
                 self._stored.tags_param(draft.tags), self._stored.metadata_param(dict(draft.metadata)), draft.importance,
                 draft.related_entity, draft.source, created, created, now, draft.search_context,
-                draft.valid_from, draft.valid_until,
+                draft.valid_from, draft.valid_until, now,
             ),
         )
 
     def _update(self, conn: Any, old: Memory, draft: MemoryDraft, digest: str, now: float) -> WriteResult:
         """``upsert`` of a key already stored: ``old`` becomes ``draft``, keeping its content as a
-        version when it changes; a draft changing nothing only marks the memory accessed."""
+        version when it changes; a draft changing nothing only marks the memory accessed. Its arrival
+        (``received_at``) is kept: a change is no new arrival."""
         m = self._mark
         if not draft_changes(old, draft):
             conn.execute(f"UPDATE memories SET last_accessed = {m} WHERE id = {m}", (now, old.id))

@@ -1325,6 +1325,37 @@ class MemoryStoreContract(TemporalContract):
         assert (again.imported, again.skipped) == (0, 3)
         fresh_store.close()
 
+    def test_arrival_is_set_on_create_kept_on_update_and_carried_by_engrams_own_snapshot(
+            self, mem: Engram, store: MemoryStore, clock: FakeClock, make_store: Callable[[], MemoryStore],
+            tmp_path) -> None:
+        arrived = clock.now
+        told = mem.remember("learned long ago, elsewhere", key="old", created_at=arrived - 400 * 86400).memory
+        batch = mem.remember_many([{"content": "one of a batch", "key": "batch"}])[0].memory
+        assert (told.created_at, told.received_at, batch.received_at) == (arrived - 400 * 86400, arrived, arrived)
+        clock.advance(60)
+        changed = mem.update("old", content="learned long ago, elsewhere, and changed").memory
+        again = mem.remember("learned long ago, elsewhere, changed by key", key="old").memory
+        assert (changed.updated_at, changed.received_at) == (arrived + 60, arrived)  # a change is no new arrival
+        assert again.received_at == arrived and store.get_many([told.id])[0].received_at == arrived
+        # A memory given whole (a migration, a move) keeps the arrival it has, an unknown one too.
+        store.import_memories([Memory(id="moved", key="moved", content="moved here", scope=Scope("alice"),
+                                      created_at=1.0, updated_at=1.0, received_at=5.0),
+                               Memory(id="before", key="before", content="stored before arrivals were kept",
+                                      scope=Scope("alice"), created_at=1.0, updated_at=1.0)])
+        assert {m.id: m.received_at for m in store.get_many(["moved", "before"])} == {"moved": 5.0, "before": None}
+        # engram's own snapshot carries each arrival (a restore is a move); an entry without one
+        # (an older snapshot, PtrClaw's file) arrives when it is imported.
+        document = json.loads(mem.export_snapshot())
+        assert {m["key"]: m["received_at"] for m in document["memories"]} == {
+            "old": arrived, "batch": arrived, "moved": 5.0, "before": None}
+        clock.advance(60)
+        fresh_store = _fresh(make_store, tmp_path)
+        fresh = Engram(fresh_store, agent="alice", clock=clock)
+        assert fresh.import_snapshot(json.dumps(document)).imported == 4
+        assert {m.key: m.received_at for m in fresh.list(limit=10)} == {
+            "old": arrived, "batch": arrived, "moved": 5.0, "before": arrived + 120}
+        fresh_store.close()
+
     def test_an_import_never_links_to_another_agents_memory(self, store: MemoryStore, clock: FakeClock) -> None:
         alice, bob = Engram(store, agent="alice", clock=clock), Engram(store, agent="bob", clock=clock)
         private = alice.remember("alice's own note", key="a").memory

@@ -256,7 +256,8 @@ def memory_detail(memory: Memory, link_keys: Iterable[str] = ()) -> None:
     table.add_column("value", overflow="fold")
     data = memory.to_dict()
     data["links"] = ", ".join(link_keys)
-    for name in ("created_at", "updated_at", "last_accessed", "valid_from", "valid_until", "superseded_at"):
+    for name in ("created_at", "updated_at", "last_accessed", "valid_from", "valid_until", "superseded_at",
+                 "received_at"):
         data[name] = when(data[name])
     # Recalls add importance_boost in binary floats: 0.5 + 0.05 + 0.05 is 0.6000000000000001.
     data["importance"] = f"{memory.importance:.6g}"

@@ -84,6 +84,8 @@ export async function show(id) {
     // Valid time (when the fact held) only where it was given, stated or closed by superseding.
     if (m.valid_from != null) facts.push(["valid from", when(m.valid_from)]);
     if (m.valid_until != null) facts.push(["valid until", when(m.valid_until)]);
+    // When this store received it, where that says more than its creation (an import keeps the source's times).
+    if (m.received_at != null && m.received_at !== m.created_at) facts.push(["arrived", when(m.received_at)]);
     $("#d-meta").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", k), el("dd", v)]));
     $("#edit-content").value = m.content; $("#edit-tags").value = m.tags.join(", ");
     $("#edit-category").value = m.category; $("#edit-type").value = m.type; $("#edit-importance").value = m.importance;
