@@ -14,6 +14,8 @@ import sys
 from contextlib import closing
 from pathlib import Path
 
+import pytest
+
 from engram.audit import AuditQuery, PostgresAuditLog
 from engram.auth import PostgresTokenStore
 from engram.config import Settings, load_settings
@@ -209,6 +211,33 @@ def test_a_newer_copy_in_the_shared_file_replaces_the_agents_and_keeps_its_conte
         wifi = alice.get("wifi")
         assert (wifi.recall_count, wifi.last_accessed, wifi.importance) == (4, 1.85e9, 0.3)
         assert [(v.content, v.replaced_at) for v in alice.versions("m-shared")] == [("the wifi password is hunter2", 1.8e9)]
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("newer_in", ["shared file", "agent's file"])
+def test_two_copies_of_one_memory_land_with_the_earlier_arrival(pg_url: str, tmp_path: Path, newer_in: str) -> None:
+    # Whichever copy is kept (the newer edit), the home held the memory since the first arrival:
+    # the later arrival would give retention and hygiene a younger memory than it is.
+    home, _ = _home(tmp_path)
+    older = Memory(id="m-shared", key="wifi", content="the wifi password is hunter2", scope=Scope("alice"),
+                   created_at=1.7e9, updated_at=1.7e9, received_at=1.71e9)
+    newer = dataclasses.replace(older, content="the wifi password is swordfish", updated_at=1.8e9, received_at=1.79e9)
+    # The agent's file lands first: its copy is replaced by the shared file's newer one, or kept over its older one.
+    in_agents_file, in_shared_file = (older, newer) if newer_in == "shared file" else (newer, older)
+    if newer_in == "agent's file":  # the newer copy arrived first there, the older one later in the shared file
+        in_agents_file = dataclasses.replace(in_agents_file, received_at=1.71e9)
+        in_shared_file = dataclasses.replace(in_shared_file, received_at=1.79e9)
+    _two_copies(home, in_agents_file, in_shared_file)
+
+    run = _run(home, "--json", "migrate", "--to", pg_url)
+    assert run.returncode == 0, run.stdout + run.stderr
+    shared = next(f for f in json.loads(run.stdout)["files"] if Path(f["source"]) == home / "memory.db")
+    assert shared["verified"] and len(shared["resolved"]) == 1, shared
+    db = PgDatabase.connect(pg_url)
+    try:
+        wifi = Engram(PostgresMemoryStore(db), agent="alice").get("wifi")
+        assert (wifi.content, wifi.received_at) == ("the wifi password is swordfish", 1.71e9)
     finally:
         db.close()
 

@@ -53,11 +53,15 @@ from typing import Any
 from engram import text
 from engram.db import transfer_merge
 from engram.errors import ValidationError
+from engram.store.sql_store import MEMORY_COLUMNS
 from engram.text import counted
 
-# Positions in a memories row (store.sql_store.MEMORY_COLUMNS, as transfer_rows reads it).
-_ID, _AGENT, _SESSION, _KEY, _CONTENT, _IMPORTANCE, _UPDATED, _ACCESSED, _RECALLS = 0, 1, 2, 3, 4, 10, 14, 15, 16
-_RECEIVED = 21
+# Positions in a memories row, read from MEMORY_COLUMNS (as transfer_rows selects it) so that a column
+# added there cannot shift them: a hard-coded 21 once read superseded_at as received_at.
+_MEMORY_COLUMNS = [name.strip() for name in MEMORY_COLUMNS.split(",")]
+_ID, _AGENT, _SESSION, _KEY, _CONTENT, _IMPORTANCE, _UPDATED, _ACCESSED, _RECALLS, _RECEIVED = (
+    _MEMORY_COLUMNS.index(name) for name in ("id", "agent", "session", "key", "content", "importance", "updated_at",
+                                              "last_accessed", "recall_count", "received_at"))
 _SUMMARY_JOIN = "\n\n"
 # Positions in an api_tokens row (transfer_rows.TOKEN_COLUMNS).
 _TOKEN_AGENT, _TOKEN_HASH, _LAST_USED, _REVOKED = 1, 3, 5, 6
