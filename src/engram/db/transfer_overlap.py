@@ -280,7 +280,7 @@ def apply(overlaps: Overlaps, conn: Any, memory_params: Any, shown: str) -> None
             " importance = %s, related_entity = %s, source = %s, created_at = %s, updated_at = %s,"
             " last_accessed = %s, recall_count = %s, superseded_by = %s, search_context = %s, valid_from = %s,"
             " valid_until = %s, superseded_at = %s, received_at = %s, content_hash = %s WHERE id = %s",
-            (*params[4:23], text.content_hash(mine[_CONTENT]), memory_id))
+            (*params[_CONTENT:len(_MEMORY_COLUMNS)], text.content_hash(mine[_CONTENT]), memory_id))
     for (agent, conversation), summary in overlaps.summaries.items():
         conn.execute("UPDATE history_summaries SET summary = %s WHERE agent = %s AND conversation = %s",
                      (summary, agent, conversation))
