@@ -75,6 +75,13 @@ def run_cli(home: Path, *args: str, **settings: str) -> subprocess.CompletedProc
     return done
 
 
+def held_in_files(engram: Engram) -> dict[str, dict]:
+    """Every memory as a dict, but for when its database received it (``received_at``): the files do
+    not carry it, and a folder read into a fresh database arrives there then
+    (``test_files_roundtrip.test_a_folder_read_into_a_fresh_database_arrives_then``)."""
+    return {m.id: {k: v for k, v in m.to_dict().items() if k != "received_at"} for m in engram.store.iter_all()}
+
+
 def entry_block(text: str, entry_id: str) -> list[str]:
     """The lines of the entry ``entry_id`` in a memory file (a markdown bullet or a YAML list item):
     the one whose own id it is (``id:ID``, ``id: ID``), not one that links to it (``links:ID``)."""

@@ -9,6 +9,7 @@ import pytest
 from engram.engine import Engram
 from engram.files.export import export_folder, import_folder
 from engram.files.sync import FileSync
+from tests.files.conftest import held_in_files
 
 
 def _populate(engram: Engram) -> None:
@@ -26,23 +27,17 @@ def _populate(engram: Engram) -> None:
     engram.recall("python")  # access times and counts change
 
 
-def _everything(engram: Engram) -> dict[str, dict]:
-    """Every memory as a dict, but for when its database received it (``received_at``): a folder read
-    into a fresh database arrives there then (``test_a_folder_read_into_a_fresh_database_arrives_then``)."""
-    return {m.id: {k: v for k, v in m.to_dict().items() if k != "received_at"} for m in engram.store.iter_all()}
-
-
 @pytest.mark.parametrize("fmt", ["markdown", "yaml", "json"])
 def test_export_then_import_into_fresh_database(engram: Engram, tmp_path: Path, fmt: str) -> None:
     _populate(engram)
-    before = _everything(engram)
+    before = held_in_files(engram)
     assert len(before) == 5
     export_folder(engram.store.iter_all(), tmp_path / "out", format=fmt)
     with Engram.from_settings(home=tmp_path / "fresh") as fresh:
         summary = import_folder(fresh, tmp_path / "out")
         assert summary.problems == []
         assert summary.imported == 5 and summary.created == 0
-        assert _everything(fresh) == before
+        assert held_in_files(fresh) == before
 
 
 def test_a_folder_read_into_a_fresh_database_arrives_then(engram: Engram, tmp_path: Path) -> None:
@@ -64,11 +59,11 @@ def test_synced_folder_is_a_backup(engram: Engram, syncer: FileSync, folder: Pat
     live.attach()
     _populate(engram)
     live.sync()  # access times changed by recall are written on the next pass
-    before = _everything(engram)
+    before = held_in_files(engram)
     with Engram.from_settings(home=tmp_path / "fresh") as fresh:
         report = FileSync(fresh, tmp_path / "live", format=fmt).sync()
         assert report.problems == [] and report.db_created == 5
-        after = _everything(fresh)
+        after = held_in_files(fresh)
     for memory in before.values():  # the recall after the last write is not file news; compare the rest
         memory.pop("last_accessed"), memory.pop("recall_count")
     for memory in after.values():
@@ -88,23 +83,23 @@ _AWKWARD_NAMES = ["Bob\nSmith", "a\r\nb", "lone\rcr", "tab\there", "\"quoted\"",
 def test_awkward_entity_and_source_survive_export_and_import(engram: Engram, tmp_path: Path, fmt: str) -> None:
     for n, name in enumerate(_AWKWARD_NAMES):
         engram.remember(f"Note {n} about someone", related_entity=name, source=name[::-1], metadata={"n": n})
-    before = _everything(engram)
+    before = held_in_files(engram)
     export_folder(engram.store.iter_all(), tmp_path / "out", format=fmt)
     with Engram.from_settings(home=tmp_path / "fresh") as fresh:
         summary = import_folder(fresh, tmp_path / "out")
         assert summary.problems == []
-        assert _everything(fresh) == before
+        assert held_in_files(fresh) == before
 
 
 def test_sync_of_awkward_entity_and_source_changes_nothing(engram: Engram, syncer: FileSync, fmt: str) -> None:
     """The live folder read back by a sync leaves the database as it was: no field cut, none dropped."""
     for n, name in enumerate(_AWKWARD_NAMES):
         engram.remember(f"Note {n} about someone", related_entity=name, source=name[::-1], metadata={"n": n})
-    before = _everything(engram)
+    before = held_in_files(engram)
     report = syncer.sync()
     assert report.problems == []
     assert (report.db_created, report.db_updated, report.db_forgotten) == (0, 0, 0)
-    assert _everything(engram) == before
+    assert held_in_files(engram) == before
 
 
 def test_hand_written_entity_opening_with_a_quote_is_kept_as_typed() -> None:

@@ -12,6 +12,7 @@ import pytest
 from engram.engine import Engram
 from engram.files.export import export_folder, import_folder
 from engram.files.sync import FileSync
+from tests.files.conftest import held_in_files
 
 
 def _timed(engram: Engram) -> None:
@@ -24,13 +25,13 @@ def _timed(engram: Engram) -> None:
 @pytest.mark.parametrize("fmt", ["markdown", "yaml", "json"])
 def test_valid_time_round_trips_through_files(engram: Engram, tmp_path: Path, fmt: str) -> None:
     _timed(engram)
-    before = {m.id: m.to_dict() for m in engram.store.iter_all()}
+    before = held_in_files(engram)
     assert sum(1 for m in before.values() if m["valid_from"] is not None) == 3
     export_folder(engram.store.iter_all(), tmp_path / "out", format=fmt)
     with Engram.from_settings(home=tmp_path / "fresh") as fresh:
         summary = import_folder(fresh, tmp_path / "out")
         assert summary.problems == [] and summary.imported == 3
-        assert {m.id: m.to_dict() for m in fresh.store.iter_all()} == before
+        assert held_in_files(fresh) == before
 
 
 @pytest.mark.parametrize("fmt", ["markdown", "yaml", "json"])
@@ -40,12 +41,12 @@ def test_valid_times_before_the_year_1000_round_trip_through_files(engram: Engra
     start, end = (dt.datetime(500, 3, 4, 5, 6, 7, tzinfo=dt.UTC).timestamp(),
                   dt.datetime(999, 12, 31, tzinfo=dt.UTC).timestamp())
     engram.remember("The city was founded", key="founded", valid_from=start, valid_until=end)
-    before = {m.id: m.to_dict() for m in engram.store.iter_all()}
+    before = held_in_files(engram)
     export_folder(engram.store.iter_all(), tmp_path / "out", format=fmt)
     with Engram.from_settings(home=tmp_path / "fresh") as fresh:
         summary = import_folder(fresh, tmp_path / "out")
         assert summary.problems == [] and summary.imported == 1
-        assert {m.id: m.to_dict() for m in fresh.store.iter_all()} == before
+        assert held_in_files(fresh) == before
 
 
 def test_editing_valid_from_in_a_file_reaches_the_database(engram: Engram, syncer: FileSync, folder: Path) -> None:
