@@ -109,14 +109,22 @@ class _Forgetting:
         can see. A bulk forget: the backup is taken first, each memory goes to the audit trail
         with ``reason``. Returns what was (or, dry run, would be) removed."""
         self.writes.refuse_when_closed()
+        return self._delete(self._own(filters or Filters()), bulk=True, dry_run=dry_run, reason=reason)
+
+    def _own(self, filters: Filters) -> list[Memory]:
+        """The memories this view owns (its agent's scope and its session's) that ``filters`` select."""
         own = tuple(scope for scope in self.scope.visible() if scope.agent is not None)
-        if not own:
-            return []
-        targets = self._all(replace(self._filter(filters or Filters()), scopes=own))
-        return self._delete(targets, bulk=True, dry_run=dry_run, reason=reason)
+        return self._all(replace(self._filter(filters), scopes=own)) if own else []
 
     def _forget_old_conversations(self, max_age_s: float) -> int:
-        """Compaction's purge: forget this agent's own ``conversation`` memories created more than
-        ``max_age_s`` ago (``forget_own``); returns how many."""
-        older = Filters(category=Category.CONVERSATION, until=max(self.clock() - max_age_s, EARLIEST))
-        return len(self.forget_own(filters=older, reason="conversation compaction"))
+        """Compaction's purge: forget this agent's own ``conversation`` memories last written more than
+        ``max_age_s`` ago, by hygiene's rule (``Memory.written_here``: its last change, or its arrival
+        here when later, so a conversation an import brought is not purged the day it arrives); returns
+        how many. A bulk forget, as ``forget_own`` is."""
+        self.writes.refuse_when_closed()
+        now = self.clock()
+        # Created before the cutoff bounds it in the store's index (a memory is written here at or after
+        # its creation); the last write here decides.
+        created_before = self._own(Filters(category=Category.CONVERSATION, until=max(now - max_age_s, EARLIEST)))
+        doomed = [m for m in created_before if now - m.written_here > max_age_s]
+        return len(self._delete(doomed, bulk=True, reason="conversation compaction"))

@@ -21,6 +21,7 @@ from engram.interfaces.http.readiness import Readiness
 from engram.interfaces.http.serve import BackgroundServer, address, bind
 from engram.interfaces.http.starting import StartingResponder
 from tests.interfaces.test_serve_command import _wait_for
+from tests.lifecycle.conftest import remember_at
 
 
 def test_readyz_names_pending_steps_then_a_failed_one_while_healthz_stays_ok(tmp_path: Path) -> None:
@@ -109,8 +110,7 @@ def _ready_answers(base: str, proc: subprocess.Popen[str]) -> list[httpx.Respons
 def test_engram_serve_is_ready_only_after_its_first_maintenance_pass(isolated_home: Path) -> None:
     # A conversation memory three weeks old: the first pass's hygiene purges it, so ready means it is gone.
     with Engram.from_settings(load_settings(embeddings={"provider": "none"})) as mem:
-        old = mem.remember("an old chat line about the weather", category="conversation",
-                           created_at=time.time() - 21 * 86400)
+        old = remember_at(mem, time.time() - 21 * 86400, "an old chat line about the weather", category="conversation")
     proc, base = _serve(isolated_home, ENGRAM_SERVER__MAINTENANCE_INTERVAL_S="3600")
     try:
         answers = _ready_answers(base, proc)

@@ -15,6 +15,7 @@ import httpx
 
 from engram import Engram
 from engram.config import load_settings
+from tests.lifecycle.conftest import remember_at
 
 
 def read_page(proc: subprocess.Popen[str]) -> tuple[str, str, str]:
@@ -42,8 +43,7 @@ def _wait_for(predicate, timeout: float = 60.0) -> None:  # noqa: ANN001
 def test_serve_prints_a_working_address_and_runs_maintenance(isolated_home: Path) -> None:
     # A conversation memory three weeks old: hygiene (7 days) must purge it once serve runs upkeep.
     with Engram.from_settings(load_settings()) as mem:
-        mem.remember("an old chat line about the weather", category="conversation",
-                     created_at=time.time() - 21 * 86400)
+        remember_at(mem, time.time() - 21 * 86400, "an old chat line about the weather", category="conversation")
         mem.remember("User prefers Python for scripting", tags=["preferences"])
     env = {**os.environ, "ENGRAM_HOME": str(isolated_home), "ENGRAM_SERVER__MAINTENANCE_INTERVAL_S": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "engram", "serve", "--port", "0"], env=env,
@@ -75,7 +75,7 @@ def test_serves_upkeep_is_store_wide_whichever_agent_it_serves(isolated_home: Pa
     # Maintenance run as an agent keeps to that agent's memories; the server serves every agent, so
     # its background upkeep is the store-wide pass even when started as alice.
     with Engram.from_settings(load_settings(agent="bob", embeddings={"provider": "none"})) as bob:
-        old = bob.remember("bob's old chat line", category="conversation", created_at=time.time() - 21 * 86400)
+        old = remember_at(bob, time.time() - 21 * 86400, "bob's old chat line", category="conversation")
     env = {**os.environ, "ENGRAM_HOME": str(isolated_home), "ENGRAM_SERVER__MAINTENANCE_INTERVAL_S": "1",
            "ENGRAM_EMBEDDINGS__PROVIDER": "none"}
     proc = subprocess.Popen([sys.executable, "-m", "engram", "-a", "alice", "serve", "--port", "0"], env=env,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from engram.testing.llm_servers import OpenAICompatServer, Reply
 from tests.interfaces.test_chat_cli import run_chat, run_cli
+from tests.lifecycle.conftest import remember_at
 
 SOUL = '<soul>{"identity": "Ada, calm", "user": "Sam, a gardener", "philosophy": "Kindness"}</soul>'
 
@@ -122,7 +123,7 @@ def test_ptrclaw_hygiene_max_age_also_purges_after_a_compaction(tmp_path) -> Non
         assert settings.lifecycle.hygiene.max_age_s == 3600
         assert settings.history.compaction.conversation_max_age_s == 3600
         now = engram.clock()
-        engram.remember("we talked about the weather two hours ago", category="conversation", created_at=now - 7200)
+        remember_at(engram, now - 7200, "we talked about the weather two hours ago", category="conversation")
         engram.remember("we talked about tulips ten minutes ago", category="conversation", created_at=now - 600)
         for n in range(7):
             engram.history.append("telegram:1", "user", f"question {n}")

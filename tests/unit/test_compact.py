@@ -22,6 +22,7 @@ from engram.history.service import SUMMARY_HEADING, History
 from engram.history.settings import CompactionSettings
 from engram.history.sqlite import SqliteHistoryStore
 from engram.model import Message, Role, make_message
+from tests.lifecycle.conftest import remember_at
 
 KEY = "cli:local:"
 
@@ -228,10 +229,12 @@ def test_compaction_forgets_only_the_agents_own_old_conversation_memories(tmp_pa
     with Engram.from_settings(home=tmp_path) as engram:
         now = engram.clock()
         alice, bob = engram.for_agent("alice"), engram.for_agent("bob")
-        bob.remember("shared global conversation fact", scope="global", category="conversation", created_at=now - month)
-        bob.remember("bob own old conversation", category="conversation", created_at=now - month)
-        alice.remember("alice old conversation", category="conversation", created_at=now - month)
-        alice.remember("alice recent conversation", category="conversation", created_at=now - 60)
+        remember_at(bob, now - month, "shared global conversation fact", scope="global", category="conversation")
+        remember_at(bob, now - month, "bob own old conversation", category="conversation")
+        remember_at(alice, now - month, "alice old conversation", category="conversation")
+        remember_at(alice, now - 60, "alice recent conversation", category="conversation")
+        # Learned a month ago elsewhere (an import's kind of time), arriving now: not old here yet.
+        alice.remember("alice conversation brought from elsewhere", category="conversation", created_at=now - month)
         alice.remember("alice old knowledge", created_at=now - month)
 
         def contents(view: Engram) -> list[str]:
@@ -243,7 +246,8 @@ def test_compaction_forgets_only_the_agents_own_old_conversation_memories(tmp_pa
         result = alice.history.compact("telegram:1", force=True)
         assert result.compacted and result.purged == 1
         assert contents(bob) == ["bob own old conversation", "shared global conversation fact"]
-        assert contents(alice) == ["alice old knowledge", "alice recent conversation", "shared global conversation fact"]
+        assert contents(alice) == ["alice conversation brought from elsewhere", "alice old knowledge",
+                                   "alice recent conversation", "shared global conversation fact"]
         # The default agent's history (the engine's own, not a view's) keeps to its own as well.
         for n in range(7):
             engram.history.append("telegram:1", "user", f"question {n}")
