@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from engram import jsondoc
 from engram.errors import NotFoundError, ValidationError
+from engram.lifecycle.settings import PROTECTED_TYPES
 from engram.model import Category, Memory, parse_flag, parse_number, parse_reason, parse_tags, parse_words
 from engram.scoping import Filters, ScopeChoice, one_selector
 from engram.temporal.instants import EARLIEST
@@ -119,12 +120,15 @@ class _Forgetting:
     def _forget_old_conversations(self, max_age_s: float) -> int:
         """Compaction's purge: forget this agent's own ``conversation`` memories last written more than
         ``max_age_s`` ago, by hygiene's rule (``Memory.written_here``: its last change, or its arrival
-        here when later, so a conversation an import brought is not purged the day it arrives); returns
-        how many. A bulk forget, as ``forget_own`` is."""
+        here when later, so a conversation an import brought is not purged the day it arrives; and
+        ``lifecycle.hygiene.protected_types``, summaries and items, are kept); returns how many. A bulk
+        forget, as ``forget_own`` is."""
         self.writes.refuse_when_closed()
         now = self.clock()
+        # The hygiene job's protected types: what it never purges, this purge keeps too.
+        protected = set(PROTECTED_TYPES if self.settings is None else self.settings.lifecycle.hygiene.protected_types)
         # Created before the cutoff bounds it in the store's index (a memory is written here at or after
         # its creation); the last write here decides.
         created_before = self._own(Filters(category=Category.CONVERSATION, until=max(now - max_age_s, EARLIEST)))
-        doomed = [m for m in created_before if now - m.written_here > max_age_s]
+        doomed = [m for m in created_before if now - m.written_here > max_age_s and m.type not in protected]
         return len(self._delete(doomed, bulk=True, reason="conversation compaction"))

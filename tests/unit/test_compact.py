@@ -233,6 +233,8 @@ def test_compaction_forgets_only_the_agents_own_old_conversation_memories(tmp_pa
         remember_at(bob, now - month, "bob own old conversation", category="conversation")
         remember_at(alice, now - month, "alice old conversation", category="conversation")
         remember_at(alice, now - 60, "alice recent conversation", category="conversation")
+        # Hygiene's protected types (summaries, items) are never purged by its job, nor by this one.
+        remember_at(alice, now - month, "alice old conversation summary", category="conversation", type="summary")
         # Learned a month ago elsewhere (an import's kind of time), arriving now: not old here yet.
         alice.remember("alice conversation brought from elsewhere", category="conversation", created_at=now - month)
         alice.remember("alice old knowledge", created_at=now - month)
@@ -246,8 +248,9 @@ def test_compaction_forgets_only_the_agents_own_old_conversation_memories(tmp_pa
         result = alice.history.compact("telegram:1", force=True)
         assert result.compacted and result.purged == 1
         assert contents(bob) == ["bob own old conversation", "shared global conversation fact"]
-        assert contents(alice) == ["alice conversation brought from elsewhere", "alice old knowledge",
-                                   "alice recent conversation", "shared global conversation fact"]
+        assert contents(alice) == ["alice conversation brought from elsewhere", "alice old conversation summary",
+                                   "alice old knowledge", "alice recent conversation",
+                                   "shared global conversation fact"]
         # The default agent's history (the engine's own, not a view's) keeps to its own as well.
         for n in range(7):
             engram.history.append("telegram:1", "user", f"question {n}")
