@@ -4,7 +4,9 @@ kept in test-artifacts/ (CI keeps them as artefacts)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
+import time
 from pathlib import Path
 
 import httpx
@@ -776,6 +778,44 @@ def test_a_superseded_memory_and_its_successor_open_each_other(served: Served, b
     notice.find_element(By.CSS_SELECTOR, "a").click()
     wait.until(ec.text_to_be_present_in_element((By.ID, "d-key"), "home-lisbon"))
     wait.until(ec.invisibility_of_element_located((By.ID, "d-superseded")))
+
+
+def _facts(browser) -> dict[str, str]:  # noqa: ANN001
+    """The open memory's detail facts (``#d-meta``: each ``dt`` and its ``dd``), read in one go."""
+    pairs = browser.execute_script("return [...document.querySelectorAll('#d-meta dt')]"
+                                   ".map((dt) => [dt.textContent, dt.nextElementSibling.textContent]);")
+    return dict(pairs)
+
+
+def test_an_imported_memory_says_when_it_arrived_and_a_fresh_one_does_not(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    mem0 = (Path(__file__).resolve().parents[1] / "fixtures" / "import" / "mem0.json").read_text()
+    with httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {served.alice}"}) as api:
+        before = time.time()
+        assert api.post("/api/v1/import/mem0", json={"text": mem0}).json()["imported"] == 3
+        after = time.time()
+        old = api.get("/api/v1/memory/deploys-billing-service-every-tuesday").json()  # created 2024-04-10 in mem0
+        fresh = api.post("/api/v1/memory", json={"content": "Billing deploys moved to Fridays", "key": "billing-day"}).json()
+        fresh = api.get(f"/api/v1/memory/{fresh['memory_id']}").json()
+    assert old["created_at"] == 1712737800.0 and before <= old["received_at"] <= after
+    assert fresh["received_at"] == fresh["created_at"]
+    second = "%Y-%m-%d %H:%M:%S"  # the page's `when`, in the browser's local time as this process's
+    wait = _open(browser, served)
+    wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, f'tr.mem-row[data-id="{old["id"]}"]'))).click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "d-key"), old["key"]))
+    facts = _facts(browser)
+    assert facts["created"] == dt.datetime.fromtimestamp(old["created_at"]).strftime(second)
+    assert facts["arrived"] == dt.datetime.fromtimestamp(old["received_at"]).strftime(second)
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.save_screenshot(str(ARTIFACTS / "web-memory-arrived.png"))
+    # Created here, it arrived when it was created: no line repeats the creation time.
+    browser.find_element(By.CSS_SELECTOR, f'tr.mem-row[data-id="{fresh["id"]}"]').click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "d-key"), "billing-day"))
+    facts = _facts(browser)
+    assert facts["created"] == dt.datetime.fromtimestamp(fresh["created_at"]).strftime(second)
+    assert "arrived" not in facts
 
 
 class _ProxyWithoutReason:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -233,6 +235,36 @@ def test_get_shows_importance_as_a_person_reads_it(isolated_home: Path) -> None:
     assert round(stored, 9) == 0.6  # kept as 0.6000000000000001
     row = next(line for line in engram(isolated_home, "get", "py").stdout.splitlines() if "importance" in line)
     assert row.split("│")[2].strip() == "0.6"
+
+
+def _detail_rows(stdout: str) -> dict[str, str]:
+    """``engram get``'s table as field -> value (a value folded over lines is not needed here)."""
+    cells = (line.split("│") for line in stdout.splitlines() if line.startswith("│"))
+    return {c[1].strip(): c[2].strip() for c in cells if c[1].strip()}
+
+
+def test_get_shows_when_an_imported_memory_arrived_beside_its_source_times(isolated_home: Path) -> None:
+    # An import keeps the source's times and arrives now: the detail shows both, each as `when` prints
+    # a time (local, to the minute), so a person sees a 2024 memory that came in today.
+    source = Path(__file__).resolve().parents[1] / "fixtures" / "import" / "mem0.json"
+    before = time.time()
+    assert engram(isolated_home, "import", str(source), "--into-agent").returncode == 0
+    after = time.time()
+    key = "deploys-billing-service-every-tuesday"  # created 2024-04-10T08:30:00Z in the file
+    stored = json.loads(engram(isolated_home, "--json", "get", key).stdout)
+    assert stored["created_at"] == 1712737800.0 and before <= stored["received_at"] <= after
+    shown = engram(isolated_home, "get", key)
+    assert shown.returncode == 0, shown.stderr
+    rows = _detail_rows(shown.stdout)
+    minute = "%Y-%m-%d %H:%M"
+    assert rows["created_at"] == dt.datetime.fromtimestamp(1712737800.0).strftime(minute)
+    assert rows["received_at"] == dt.datetime.fromtimestamp(stored["received_at"]).strftime(minute)
+    # Stored here, a memory arrives when it is created: the two rows say the same time.
+    assert engram(isolated_home, "remember", "The billing service moved to Fridays", "--key", "fresh").returncode == 0
+    fresh = json.loads(engram(isolated_home, "--json", "get", "fresh").stdout)
+    assert fresh["received_at"] == fresh["created_at"]
+    rows = _detail_rows(engram(isolated_home, "get", "fresh").stdout)
+    assert rows["received_at"] == rows["created_at"] == dt.datetime.fromtimestamp(fresh["created_at"]).strftime(minute)
 
 
 def test_a_message_line_is_not_folded_at_the_terminal_width(isolated_home: Path) -> None:
