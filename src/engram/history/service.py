@@ -7,7 +7,8 @@ its call; a JSONL store keeps Clawless's own bound instead, ``trims``), indexes 
 exchange in the semantic store when there is one, and
 assembles what a recreated session restores: the summary first, then the recent messages.
 ``append_many`` appends a batch all or nothing (validated whole, then one store write); a single
-append is a batch of one, so both take the same path (``_add``).
+append is a batch of one, so both take the same path (``_add``); ``check_many`` checks a batch by
+the same rule (``_checked``) without writing, for a caller that must refuse before writing elsewhere.
 Semantic indexing is best effort: a failing embedder is logged, the append has already happened.
 A ``History`` acts for its store's agent; ``for_agent`` gives another agent's on the same storage.
 Every message and summary is screened by the engine's PII policy (``privacy.pii``) before it is
@@ -293,21 +294,7 @@ class History:
         recent = self._live_store().get_recent(key, self.max_history_len)
         if untimed:
             batch = _distinct_times(batch, untimed, recent[-1].created_at if recent else None)
-        # Screened first: a tool result is paired with its call by the ids as stored (redacted the same way).
-        warnings: list[str] = []
-        for i, message in enumerate(batch):
-            try:
-                batch[i], found = self.privacy.screen_message(message)
-                check_redacted_length("content", message.content, batch[i].content, MAX_MESSAGE_CHARS)
-            except ValidationError as exc:
-                raise ValidationError(name(i, exc.field), exc.problem, exc.allowed) from None
-            warnings += [where(i) + warning for warning in found]
-        calls = {call.id for m in recent for call in m.tool_calls}
-        for i, message in enumerate(batch):
-            if message.role is Role.TOOL and message.tool_call_id not in calls:
-                raise ValidationError(name(i, "tool_call_id"), f"no tool call {jsondoc.shown(message.tool_call_id)} in this "
-                                      "conversation", "the id of a tool call made by an earlier assistant message")
-            calls.update(call.id for call in message.tool_calls)
+        batch, warnings = self._checked(recent, batch, name, where)
         self._live_store().append_many(key, batch)
         window = [*recent, *batch]
         if self.trims and len(window) > self.max_history_len:
@@ -325,6 +312,42 @@ class History:
                     if count > 0:
                         self.turn_hook(key, count)
         return Appended(tuple(batch), True, tuple(warnings))
+
+    def check_many(self, key: str, messages: Sequence[Message], *, names: Sequence[str],
+                   held: Sequence[Message] | None = None) -> None:
+        """Refuse what ``append_many`` would refuse of the built ``messages`` appended to ``key`` now,
+        as it would, without writing anything: for a caller that must refuse before writing
+        elsewhere (an import, before its memories). ``held``: the conversation's messages to check
+        against instead of the stored ones (``()`` for an agent whose database is not made yet).
+        Nothing is refused with history off (``enabled``), as ``append_many`` stores nothing then.
+        Raises ``ValidationError`` naming the message by ``names`` and the field."""
+        if not self.enabled or not messages:
+            return
+        recent = self._live_store().get_recent(normal_key(key), self.max_history_len) if held is None else held
+        self._checked(recent, list(messages), lambda i, field: f"{names[i]}.{field}")
+
+    def _checked(self, recent: Sequence[Message], batch: list[Message], name: Callable[[int, str], str],
+                 where: Callable[[int], str] = lambda i: "") -> tuple[list[Message], list[str]]:
+        """``batch`` as it is to be stored after ``recent`` (the conversation's last messages) and
+        its PII warnings, or the ``ValidationError`` the append gives: the one rule ``_add`` writes
+        by and ``check_many`` checks by. Screened first: a tool result is paired with its call by
+        the ids as stored (redacted the same way), in ``recent`` or earlier in the batch."""
+        out = list(batch)
+        warnings: list[str] = []
+        for i, message in enumerate(batch):
+            try:
+                out[i], found = self.privacy.screen_message(message)
+                check_redacted_length("content", message.content, out[i].content, MAX_MESSAGE_CHARS)
+            except ValidationError as exc:
+                raise ValidationError(name(i, exc.field), exc.problem, exc.allowed) from None
+            warnings += [where(i) + warning for warning in found]
+        calls = {call.id for m in recent for call in m.tool_calls}
+        for i, message in enumerate(out):
+            if message.role is Role.TOOL and message.tool_call_id not in calls:
+                raise ValidationError(name(i, "tool_call_id"), f"no tool call {jsondoc.shown(message.tool_call_id)} in this "
+                                      "conversation", "the id of a tool call made by an earlier assistant message")
+            calls.update(call.id for call in message.tool_calls)
+        return out, warnings
 
     def _logged(self, key: str, appended: Appended) -> Appended:
         """``appended``, its PII warnings logged: for the callers whose answer has no room for them.
@@ -363,12 +386,19 @@ class History:
         warnings (the kinds found, never the values). A blank summary is refused, as a memory's blank
         content is: stored, it left the conversation with no summary, unsaid (an empty variable in
         ``--set "$SUMMARY"``); ``clear_summary`` removes one. Raises ``ValidationError``, ``StorageError``."""
+        screened, warnings = self.checked_summary(summary)
+        self._live_store().set_summary(normal_key(key), screened)
+        return warnings
+
+    def checked_summary(self, summary: str) -> tuple[str, tuple[str, ...]]:
+        """``summary`` as ``set_summary`` stores it (screened for PII) and its PII warnings, or the
+        ``ValidationError`` it raises (naming ``summary``), nothing written: ``set_summary``'s rule,
+        for a caller that must refuse before writing elsewhere (an import, before its memories)."""
         if isinstance(summary, str) and not summary.strip():
             raise ValidationError("summary", "must not be empty",
                                   "some text; clear_summary (engram history summary KEY --clear) removes a summary")
         screened, warnings = self.privacy.screen(summary, field="summary")
-        self._live_store().set_summary(normal_key(key), check_redacted_length("summary", summary, screened, MAX_MESSAGE_CHARS))
-        return tuple(warnings)
+        return check_redacted_length("summary", summary, screened, MAX_MESSAGE_CHARS), tuple(warnings)
 
     def clear_summary(self, key: str) -> None:
         """Remove the conversation's summary (its messages stay; ``purge`` forgets both). A
