@@ -2,7 +2,10 @@
 made, in one all-or-nothing store import; then conversation messages and summaries, then operator notes.
 
 Every record is turned into a ``Memory`` (validated, PII screened as ``remember`` does) before
-anything is written, so a bad record raises ``SnapshotError`` naming its place and stores nothing.
+anything is written, so a bad record raises ``SnapshotError`` naming its place and stores nothing;
+so is each conversation message and summary the import adds, as the history will check it
+(``History.check_many``, ``History.checked_summary``: PII screening, a tool result's call), so a
+message the history refuses stores no memory either.
 Ids come from the records' source identities and the agent each joins: a memory that agent already
 imported is skipped by id, which makes a second run a no-op, and another agent importing the same
 source gets its own copy. A memory that agent forgot since (``audit.forgotten_from``: the audit trail's
@@ -131,6 +134,16 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
         held.append((agent, target, [m for m in memories if m.id not in gone or m.id in existing], first, existing))
     if forgotten:
         warnings.append(_forgotten_warning(forgotten, own))
+    # What the history would refuse of the messages and summaries is refused now, before the first
+    # write (``_history_batches``, ``_check_summaries``): after it, the memories were stored already.
+    by_place = _by_place(plan.history)
+    history_on = engram.history.enabled
+    batches: _Batches = {}
+    present = len(messages)  # with history off, none is imported (``HISTORY_OFF``)
+    if history_on:
+        stored = _stored_histories(engram)
+        batches, present = _history_batches(engram, messages, by_place, stored)
+        _check_summaries(engram, summaries, stored)
     writes: list[_Write] = []
     kept: list[Memory] = []
     for agent, target, memories, first, existing in held:
@@ -143,16 +156,16 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     for write in writes:
         imported += _write(engram, write, plan.kind, report, several, backup_new)
         updated += len(write.changes)
-    if (messages or summaries) and not engram.history.enabled:
-        from engram.history.service import HISTORY_OFF
+    if not history_on:
+        if messages or summaries:
+            from engram.history.service import HISTORY_OFF
 
-        warnings.append(f"{counted(len(messages), 'conversation message')} and {counted(len(summaries), 'summary')}"
-                        " not imported: "
-                        f"{HISTORY_OFF}")
-        added, present, gained = 0, len(messages), {}
+            warnings.append(f"{counted(len(messages), 'conversation message')} and "
+                            f"{counted(len(summaries), 'summary')} not imported: {HISTORY_OFF}")
+        added, gained = 0, {}
         summaries_set, summaries_kept = 0, len(summaries)
     else:
-        added, present, gained = _append_history(engram, messages, report, warnings, _by_place(plan.history))
+        added, gained = _append_history(engram, batches, present, len(messages), report, warnings, by_place)
         summaries_set, summaries_kept = _set_summaries(engram, summaries, warnings)
     notes = _operator_notes(engram, plan, operator_notes)
     # Every record read is imported, updated, forgotten or skipped (a copy repeated in the source is skipped).
@@ -707,38 +720,37 @@ def _mark(message: Message) -> tuple[str, str, float, str | None]:
     return message.role.value, message.content, message.created_at, message.tool_call_id
 
 
-def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, str]], report: Progress,
-                    warnings: list[str], entries: Mapping[str, list[HistoryEntry]] | None = None,
-                    ) -> tuple[int, int, dict[Conversation, int]]:
-    """Append the messages a conversation does not hold yet; returns (added and kept, present,
-    added and kept per conversation).
-    Each conversation's new messages are appended in one batch (``History.append_many``): a
-    message it refuses (a tool result whose call is in neither the conversation nor the import)
-    or a failed write leaves none of that conversation's new messages, and names the message's
-    place in the source. A message the source repeats (the same text, role and time) is appended
-    as often as the source has it, and a second import finds each copy. What the conversation's
-    length limit trimmed away again at once is not counted as added, and is reported."""
-    if not messages:
-        return 0, 0, {}
-    own = engram.scope.agent or "default"
-    history_of = _histories(engram)
+_Batches = dict[Conversation, list[tuple[Message, str]]]  # each conversation's new messages, with their places
+
+
+def _history_batches(engram: Engram, messages: list[tuple[Conversation, Message, str]],
+                     entries: Mapping[str, list[HistoryEntry]],
+                     stored: Callable[[str], History | None]) -> tuple[_Batches, int]:
+    """The messages each conversation does not hold yet, checked as its append will check them
+    (``History.check_many``: PII screening, a tool result's call in the conversation or earlier in
+    the batch), before the import's first write; and how many it holds already. A refusal is the
+    history's error with the message's place in the source (``_respelt``).
+    A message the source repeats (the same text, role and time) is new as often as the source has
+    it, and a second import finds each copy. ``stored``: each agent's history as stored."""
+    batches: _Batches = {}
     held: dict[Conversation, Counter[tuple[str, str, float, str | None]]] = {}
     newest: dict[Conversation, float] = {}
-    batches: dict[Conversation, list[tuple[Message, str]]] = {}
     present = 0
+    privacy = engram.history.privacy  # the engine's policy, every agent's history's (one settings)
     for conversation, message, where in messages:
         if conversation not in held:
             # From the store: what the conversation holds, without the hint an empty read of the
             # history gives (Clawless's file unread), which this import is bringing in.
-            kept = history_of(conversation[0]).store.get_all(normal_key(conversation[1]))
+            history = stored(conversation[0])
+            kept = [] if history is None else history.store.get_all(normal_key(conversation[1]))
             held[conversation] = Counter(_mark(m) for m in kept)
             newest[conversation] = max((m.created_at for m in kept), default=float("-inf"))
             batches[conversation] = []
         # Known by the text as stored: a message redacted by ``privacy.pii`` is the one the source has.
         try:
-            mark = _mark(history_of(conversation[0]).privacy.screen_message(message)[0])
+            mark = _mark(privacy.screen_message(message)[0])
         except ValidationError as exc:  # two ids or names redacted into one
-            raise _respelt(ValidationError(f"{where}.{exc.field}", exc.problem, exc.allowed), [where], entries or {}) from None
+            raise _respelt(ValidationError(f"{where}.{exc.field}", exc.problem, exc.allowed), [where], entries) from None
         # History is append-only in time: what is older than the conversation's newest message was
         # imported before (and may since have been trimmed away), so it is not appended again.
         if held[conversation][mark] > 0:
@@ -748,8 +760,36 @@ def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, 
             present += 1
         else:
             batches[conversation].append((message, where))
+    for (agent, key), batch in batches.items():
+        if not batch:
+            continue
+        history = stored(agent)
+        names = [where for _, where in batch]
+        try:
+            if history is None:  # an agent with no database yet holds no conversation: the engine's rule, against none
+                engram.history.check_many(key, [m for m, _ in batch], names=names, held=())
+            else:
+                history.check_many(key, [m for m, _ in batch], names=names)
+        except ValidationError as exc:  # a message's field named as the source spells it (``entries``)
+            raise _respelt(exc, names, entries) from None
+    return batches, present
+
+
+def _append_history(engram: Engram, batches: _Batches, present: int, total: int, report: Progress,
+                    warnings: list[str], entries: Mapping[str, list[HistoryEntry]],
+                    ) -> tuple[int, dict[Conversation, int]]:
+    """Append each conversation's new messages (``_history_batches``: checked already) in one batch
+    (``History.append_many``); returns (added and kept, added and kept per conversation). A message
+    it refuses still (the conversation changed since the check) or a failed write leaves none of
+    that conversation's new messages, and names the message's place in the source. What the
+    conversation's length limit trimmed away again at once is not counted as added, and is
+    reported. ``present`` of the ``total`` messages the conversations held already."""
+    if not total:
+        return 0, {}
+    own = engram.scope.agent or "default"
+    history_of = _histories(engram)
     done = present
-    report("history", done, len(messages))
+    report("history", done, total)
     added = 0
     gained: dict[Conversation, int] = {}
     # Newest conversations first: a full semantic index of exchanges then skips embedding the older
@@ -762,10 +802,10 @@ def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, 
         try:
             appended = history.append_many_reported(key, [m for m, _ in batch], names=[where for _, where in batch])
         except ValidationError as exc:  # a message's field named as the source spells it (``entries``)
-            raise _respelt(exc, [where for _, where in batch], entries or {}) from None
+            raise _respelt(exc, [where for _, where in batch], entries) from None
         warnings += appended.warnings
         done += len(batch)
-        report("history", done, len(messages))
+        report("history", done, total)
         marks = Counter(_mark(m) for m in appended.messages)
         kept_now = Counter(_mark(m) for m in history.all(key))
         kept = sum(min(count, kept_now[mark]) for mark, count in marks.items())
@@ -776,7 +816,23 @@ def _append_history(engram: Engram, messages: list[tuple[Conversation, Message, 
             bound = (f"a conversation holds at most history.max_history_len ({history.max_history_len}) messages" if history.trims
                      else "a jsonl history keeps at most history.max_entries exchanges per agent")
             warnings.append(f"{shown_key(key)}{whose}: {counted(marks.total() - kept, 'older message')} not kept: {bound}")
-    return added, present, gained
+    return added, gained
+
+
+def _stored_histories(engram: Engram) -> Callable[[str], History | None]:
+    """Each agent's history as stored, by its name, to read and check against before the import's
+    first write: None for an agent whose database is not made yet (one database per agent), which
+    holds nothing; opened to read (``for_agent(reading=True)``), so a refused import makes none."""
+    own = engram.scope.agent or "default"
+    histories: dict[str, History | None] = {}
+
+    def stored(agent: str) -> History | None:
+        if agent not in histories:
+            view = engram if agent == own else engram.for_agent(agent, reading=True)
+            histories[agent] = None if not_made_yet(view) else view.history
+        return histories[agent]
+
+    return stored
 
 
 def _histories(engram: Engram) -> Callable[[str], History]:
@@ -803,6 +859,26 @@ def _summaries(plan: Plan, own: str, keep_agents: bool) -> list[tuple[Conversati
             raise SnapshotError(f"{summary.where}.{exc.field}", exc.problem, exc.allowed) from None
         out.append(((summary.agent if keep_agents and summary.agent else own, checked.conversation), checked))
     return out
+
+
+def _check_summaries(engram: Engram, summaries: list[tuple[Conversation, HistorySummary]],
+                     stored: Callable[[str], History | None]) -> None:
+    """Refuse, before the import's first write, a summary ``_set_summaries`` would set (the first
+    of a conversation that has none) and the history refuse (``History.checked_summary``: two of
+    its JSON names redaction makes one, or longer than a message once redacted), as ``_summaries``
+    names a summary's field."""
+    seen: set[Conversation] = set()
+    for (agent, key), summary in summaries:
+        if (agent, key) in seen:
+            continue
+        seen.add((agent, key))
+        history = stored(agent)
+        if history is not None and history.summary(key):
+            continue  # kept, never replaced (``_set_summaries``)
+        try:
+            (engram.history if history is None else history).checked_summary(summary.text)
+        except ValidationError as exc:
+            raise SnapshotError(f"{summary.where}.{exc.field}", exc.problem, exc.allowed) from None
 
 
 def _set_summaries(engram: Engram, summaries: list[tuple[Conversation, HistorySummary]],
