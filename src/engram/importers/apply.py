@@ -137,7 +137,7 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     # What the history would refuse of the messages and summaries is refused now, before the first
     # write (``_history_batches``, ``_check_summaries``): after it, the memories were stored already.
     by_place = _by_place(plan.history)
-    history_on = engram.history.enabled
+    history_on = bool(messages or summaries) and engram.history.enabled  # (no history opened for none)
     batches: _Batches = {}
     present = len(messages)  # with history off, none is imported (``HISTORY_OFF``)
     if history_on:
@@ -736,19 +736,19 @@ def _history_batches(engram: Engram, messages: list[tuple[Conversation, Message,
     held: dict[Conversation, Counter[tuple[str, str, float, str | None]]] = {}
     newest: dict[Conversation, float] = {}
     present = 0
-    privacy = engram.history.privacy  # the engine's policy, every agent's history's (one settings)
     for conversation, message, where in messages:
+        history = stored(conversation[0])
         if conversation not in held:
             # From the store: what the conversation holds, without the hint an empty read of the
             # history gives (Clawless's file unread), which this import is bringing in.
-            history = stored(conversation[0])
             kept = [] if history is None else history.store.get_all(normal_key(conversation[1]))
             held[conversation] = Counter(_mark(m) for m in kept)
             newest[conversation] = max((m.created_at for m in kept), default=float("-inf"))
             batches[conversation] = []
         # Known by the text as stored: a message redacted by ``privacy.pii`` is the one the source has.
         try:
-            mark = _mark(privacy.screen_message(message)[0])
+            # (an agent with no database yet: the engine's policy, which its history is made with)
+            mark = _mark((engram.history if history is None else history).privacy.screen_message(message)[0])
         except ValidationError as exc:  # two ids or names redacted into one
             raise _respelt(ValidationError(f"{where}.{exc.field}", exc.problem, exc.allowed), [where], entries) from None
         # History is append-only in time: what is older than the conversation's newest message was
