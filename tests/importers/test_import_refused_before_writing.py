@@ -95,3 +95,24 @@ def test_a_summary_redaction_would_make_two_names_of_is_refused_before_anything_
             str(refused.value)
         assert held(mem) == ([], [], "")
         assert mem.list() == []
+
+
+def test_with_a_database_per_agent_the_refusal_makes_no_agents_database(tmp_path: Path) -> None:
+    # The Letta agent has no database yet: its messages are checked, by the home's PII policy,
+    # against a conversation that holds nothing, and the refused import makes no database for it.
+    document = agent_file()
+    result = document["agents"][0]["messages"][3]
+    result["content"][0]["text"] = result["tool_returns"][0]["func_response"] = COLLIDING
+    with open_home(tmp_path, agent="app", per_agent_databases=True, privacy={"pii": "redact"}) as mem:
+        with pytest.raises(SnapshotError) as refused:
+            mem.import_from(json.dumps(document), "letta")
+        assert str(refused.value).startswith('agents[0].messages[3].content: two of its names become "[REDACTED:email]"'), \
+            str(refused.value)
+        assert not (tmp_path / "agents" / "memgpt_agent").exists()
+        assert held(mem) == ([], [], "")
+    # The same file without the colliding names goes into that agent's own database.
+    with open_home(tmp_path, agent="app", per_agent_databases=True, privacy={"pii": "redact"}) as mem:
+        summary = mem.import_from(json.dumps(agent_file()), "letta")
+        assert (summary.imported, summary.messages_imported) == (2, 4), summary
+        assert (tmp_path / "agents" / "memgpt_agent" / "memory.db").exists()
+        assert [role for role, _ in held(mem)[1]] == ["user", "assistant", "tool", "assistant"]
