@@ -208,6 +208,9 @@ class AsyncHistory:
     restore = _offload_history(History.restore, "read")
     assemble = _offload_history(History.assemble, "read")
     semantic_recall = _offload_history(History.semantic_recall, "read")
+    # Checks that write nothing: what append_many and set_summary would refuse, before writing elsewhere.
+    check_many = _offload_history(History.check_many, "read")
+    checked_summary = _offload_history(History.checked_summary, "read")
 
 
 class AsyncEngram:
