@@ -7,14 +7,19 @@ each job run with an explicit ``now``."""
 from __future__ import annotations
 
 import json
+import logging
 import random
+from typing import Any
 
 import pytest
 
-from engram.lifecycle import decay, hygiene, retention
-from engram.lifecycle.settings import DecaySettings, HygieneSettings, RetentionSettings
+from engram.engine import Engram
+from engram.ids import key_from_content
+from engram.lifecycle import consolidate, decay, hygiene, retention
+from engram.lifecycle.settings import ConsolidationSettings, DecaySettings, HygieneSettings, RetentionSettings
 from engram.model import Memory
-from tests.lifecycle.conftest import DAY, T0
+from engram.store.sqlite import SqliteMemoryStore
+from tests.lifecycle.conftest import DAY, T0, remember_at
 
 # Created and last changed about two years before the clock (T0 is 2027-01-15).
 OLD = [{"id": "a1", "memory": "User likes green tea", "user_id": "alice",
@@ -118,3 +123,110 @@ def test_a_refresh_is_a_write_here_and_keeps_the_first_arrival(make_engram, cloc
     report = retention.run(engram, RetentionSettings(), now=clock.t)
     assert [m.content for m in report.removed] == ["User walks to work"]  # unchanged: 100 days since it arrived
     assert [m.content for m in imported(engram)] == ["User likes green tea, no sugar"]
+
+
+def test_a_copy_imported_now_merged_into_an_older_memory_gives_it_its_arrival(make_engram, clock, embedder):
+    # Consolidation kept the survivor's own arrival: a chat imported today, merged into the same
+    # chat held here for 5 days, went at the hygiene run right after, 7 days (max_age_s) being past
+    # for the older copy. The survivor now arrives when the latest of the group did.
+    engram = make_engram("sqlite", embedder=embedder)
+    held = remember_at(engram, T0 - 5 * DAY, "We talked about green tea with Ann", category="conversation",
+                       importance=0.8).memory
+    document = {"format": "engram-snapshot", "version": 1, "memories": [
+        {"content": "With Ann we talked about green tea", "category": "conversation",
+         "created_at": JAN_1_2025, "updated_at": JAN_1_2025}]}  # no key: one engram derives, so it may merge away
+    assert engram.import_snapshot(json.dumps(document)).imported == 1
+    (copy,) = [m for m in engram.list() if m.id != held.id]
+    assert (held.received_at, copy.received_at) == (T0 - 5 * DAY, T0)
+    clock.advance(3 * DAY)
+    report = consolidate.run(engram, ConsolidationSettings(threshold=0.95), now=clock.t)
+    assert [m.id for m in report.removed] == [copy.id]
+    (survivor,) = engram.store.get_many([held.id])
+    # Its times are its own and the group's last write; its arrival is the import's.
+    assert (survivor.created_at, survivor.updated_at, survivor.received_at) == (T0 - 5 * DAY, T0 - 5 * DAY, T0)
+    assert hygiene.run(engram, NO_SURVIVAL, now=clock.t, rng=random.Random(0)).removed == ()
+    assert hygiene.run(engram, NO_SURVIVAL, now=T0 + 7 * DAY, rng=random.Random(0)).removed == ()
+    assert [m.id for m in hygiene.run(engram, NO_SURVIVAL, now=T0 + 7 * DAY + 1, rng=random.Random(0)).removed] == [
+        held.id]  # 7 days after the import arrived, as the imported copy alone would have gone
+
+
+def test_a_fact_learned_elsewhere_merged_into_an_older_one_is_kept_for_retention_from_its_arrival(
+        make_engram, clock, embedder):
+    # ``remember(..., created_at=old)``: learned long ago elsewhere, arriving now. Merged into the same
+    # fact held here for 80 days, retention (90 days from the last write here) purged it 10 days later.
+    engram = make_engram("sqlite", embedder=embedder)
+    held = remember_at(engram, T0 - 80 * DAY, "The user is allergic to peanuts", importance=0.8).memory
+    learned = engram.remember("the user is allergic to peanuts!", created_at=T0 - 400 * DAY).memory
+    assert learned.received_at == T0
+    clock.advance(20 * DAY)
+    assert [m.id for m in consolidate.run(engram, ConsolidationSettings(threshold=0.95), now=clock.t).removed] == [
+        learned.id]
+    assert engram.store.get_many([held.id])[0].received_at == T0
+    assert retention.run(engram, RetentionSettings(), now=clock.t).removed == ()
+    assert retention.run(engram, RetentionSettings(), now=T0 + 90 * DAY).removed == ()
+    assert [m.id for m in retention.run(engram, RetentionSettings(), now=T0 + 90 * DAY + 1).removed] == [held.id]
+
+
+def test_a_merge_never_makes_a_survivor_arrive_earlier(make_engram, clock, embedder):
+    # The survivor arrived last: it keeps its arrival; a member whose arrival is unknown (stored
+    # before engram kept arrivals) counts for nothing.
+    engram = make_engram("sqlite", embedder=embedder)
+    older = remember_at(engram, T0 - 50 * DAY, "The office is closed on Fridays").memory
+    text = "On Fridays the office is closed"
+    engram.store.import_memories([Memory(id="unknown", key=key_from_content(text), content=text, scope=older.scope,
+                                         created_at=T0 - 60 * DAY, updated_at=T0 - 60 * DAY)])
+    engram.embed_missing()
+    survivor = engram.remember("Closed on Fridays: the office is", importance=0.9).memory
+    report = consolidate.run(engram, ConsolidationSettings(threshold=0.95), now=clock.t)
+    assert sorted(m.id for m in report.removed) == sorted([older.id, "unknown"])
+    assert engram.store.get_many([survivor.id])[0].received_at == T0
+
+
+def test_a_survivor_of_unknown_arrival_takes_the_groups_and_a_group_of_unknown_ones_stays_unknown(
+        make_engram, clock, embedder):
+    engram = make_engram("sqlite", embedder=embedder)
+
+    def before_arrivals(memory_id: str, text: str, importance: float) -> Memory:
+        # Stored before engram kept arrivals: received_at None.
+        return Memory(id=memory_id, key=key_from_content(text), content=text, scope=engram.scope, importance=importance,
+                      created_at=T0 - 60 * DAY, updated_at=T0 - 60 * DAY)
+
+    engram.store.import_memories([
+        before_arrivals("tea", "The user drinks green tea", 0.9),
+        before_arrivals("bus", "The user takes the bus to work", 0.9),
+        before_arrivals("bus-copy", "To work the user takes the bus", 0.5)])
+    engram.embed_missing()
+    arrived = engram.remember("Green tea the user drinks").memory
+    report = consolidate.run(engram, ConsolidationSettings(threshold=0.95), now=clock.t)
+    assert sorted(m.id for m in report.removed) == sorted([arrived.id, "bus-copy"])
+    assert {m.id: m.received_at for m in engram.store.get_many(["tea", "bus"])} == {"tea": T0, "bus": None}
+
+
+class _BeforeRaiseReceivedAt(SqliteMemoryStore):
+    """A real SQLite store that, like a plug-in written before it, has no ``raise_received_at``."""
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "raise_received_at":
+            raise AttributeError(name)
+        return super().__getattribute__(name)
+
+
+def test_a_store_that_cannot_raise_an_arrival_leaves_such_a_group_unmerged(tmp_path, clock, embedder, caplog):
+    store = _BeforeRaiseReceivedAt(tmp_path / "memory.db")
+    assert not hasattr(store, "raise_received_at")
+    engram = Engram(store, clock=clock, embedder=embedder)
+    held = remember_at(engram, T0 - 80 * DAY, "The user is allergic to peanuts", importance=0.8).memory
+    learned = engram.remember("Peanuts the user is allergic to", created_at=T0 - 400 * DAY).memory
+    # Merged, the fact that arrived now would take the survivor's older arrival: left as they are.
+    with caplog.at_level(logging.WARNING, logger="engram.lifecycle.consolidate"):
+        assert consolidate.run(engram, ConsolidationSettings(threshold=0.95), now=clock.t).removed == ()
+    assert "has no raise_received_at" in caplog.text
+    assert {m.id: m.received_at for m in store.get_many([held.id, learned.id])} == {held.id: T0 - 80 * DAY,
+                                                                                    learned.id: T0}
+    # A group whose survivor arrived last loses no arrival: merged as before.
+    kept = engram.remember("The user owns a red bicycle", importance=0.9).memory
+    older = remember_at(engram, T0 - 10 * DAY, "A red bicycle the user owns").memory
+    assert [m.id for m in consolidate.run(engram, ConsolidationSettings(threshold=0.95), now=clock.t).removed] == [
+        older.id]
+    assert store.get_many([kept.id])[0].received_at == T0
+    engram.close()

@@ -20,7 +20,11 @@ It keeps: the union of the group's tags, the highest importance, the sum of reca
 contents in ``metadata.merged_from`` (id, key, content, created_at of each; screened for PII as
 ``remember`` screens metadata), and its own search context and valid time; its ``updated_at`` is
 the group's last write (a merge is no new fact, so it does not make the survivor recent for
-recall's recency). The others are deleted with an audit reason naming the survivor. Re-running finds nothing new: idempotent.
+recall's recency). Its arrival (``received_at``) is the group's latest: a copy imported a moment
+ago, merged into an older memory, would otherwise be purged with the old memory's age at the next
+hygiene or retention run, which counts from the arrival. (A plug-in store without
+``raise_received_at`` leaves such a group unmerged, logged, rather than lose the later arrival.)
+The others are deleted with an audit reason naming the survivor. Re-running finds nothing new: idempotent.
 """
 
 from __future__ import annotations
@@ -112,13 +116,23 @@ def merge(engram: Engram, group: list[Memory], *, now: float,
           announce: Callable[[MemoryEvent], None] | None = None) -> tuple[Memory, tuple[Memory, ...]] | None:
     """Merge ``group`` into its survivor; returns the updated survivor and the removed memories,
     or None when every member but the survivor is named (nothing may be removed), or when PII
-    redaction would make two names of its metadata one (logged; nothing is changed). Its two events
+    redaction would make two names of its metadata one, or when the survivor would lose a later
+    arrival to a store without ``raise_received_at`` (both logged; nothing is changed). Its two events
     (the others forgotten, the survivor updated) are emitted, or handed to ``announce``."""
     ordered = sorted(group, key=lambda m: (not named(m), -m.importance, -m.recall_count, m.created_at, m.id))
     survivor, others = ordered[0], [m for m in ordered[1:] if not named(m)]
     if not others:
         return None
     group = [survivor, *others]
+    # The group's latest arrival, when it is later than the survivor's own (None, an arrival unknown
+    # because stored before engram kept them, is no later than any).
+    later = max((o.received_at for o in others if o.received_at is not None
+                 and (survivor.received_at is None or o.received_at > survivor.received_at)), default=None)
+    raise_received_at = getattr(engram.store, "raise_received_at", None)  # a plug-in store may predate it
+    if later is not None and raise_received_at is None:
+        log.warning("near-duplicates of %s not merged: the %s store cannot give it their later arrival"
+                    " (it has no raise_received_at)", survivor.key, getattr(engram.store, "name", "plug-in"))
+        return None
     tags = list(survivor.tags)
     for other in others:
         tags.extend(t for t in other.tags if t not in tags)
@@ -147,6 +161,8 @@ def merge(engram: Engram, group: list[Memory], *, now: float,
     written = max(m.updated_at or m.created_at for m in group)
     engram.store.upsert(draft, proposed_key=survivor.key, now=written)
     engram.store.touch([survivor.id], now, recall=False)
+    if later is not None and raise_received_at is not None:  # before the others go: a failure leaves them stored
+        raise_received_at(survivor.id, later)
     for other in others:
         for linked in other.links:
             if linked != survivor.id and linked not in {o.id for o in others}:

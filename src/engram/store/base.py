@@ -28,6 +28,8 @@ Rules every backend keeps:
   ``updated_at`` or ``last_accessed``, no version, no vector. It is bookkeeping kept beside a memory
   (a LangGraph item's expiry moved by a read), not a change to it; ``expect`` is checked in the same
   write, so a change made since the caller read the memory is never overwritten (``merged_metadata``).
+- ``raise_received_at`` only ever moves a memory's arrival later (an unknown one becomes known) and
+  changes nothing else: the consolidation job gives a merged survivor the latest arrival of its group.
 - ``search_text`` never raises on odd query text: operators and quotes are searched as words.
 - ``write_batch`` stores several upserts, their vectors and links in one transaction where the
   backend has them; each write that fails is undone alone and its error returned in its place.
@@ -287,6 +289,16 @@ class MemoryStore(Protocol):
         when the stored metadata holds each of its keys with that value, checked in that write.
         Returns the memory as stored after; None (nothing written) when no memory has that id or
         an expectation does not hold."""
+        ...
+
+    def raise_received_at(self, memory_id: str, at: float) -> Memory | None:
+        """Make memory ``memory_id``'s arrival (``received_at``) ``at`` when it is unknown (None) or
+        earlier, in one write that changes nothing else (no ``updated_at``, ``last_accessed``,
+        version or vector): checked in that write, so it is never lowered, whoever wrote meanwhile.
+        Returns the memory as stored after (unchanged when its arrival was already ``at`` or
+        later); None when no memory has that id. The consolidation job's survivor takes the latest
+        arrival of the memories merged into it, so a fact imported a moment ago is not purged as
+        old with an older copy."""
         ...
 
     def versions(self, memory_id: str) -> list[MemoryVersion]: ...

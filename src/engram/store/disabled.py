@@ -97,6 +97,9 @@ class DisabledMemoryStore:
                        expect: Mapping[str, Any] | None = None) -> Memory | None:
         return None
 
+    def raise_received_at(self, memory_id: str, at: float) -> Memory | None:
+        return None
+
     def set_superseded(
         self, memory_id: str, successor_id: str | None, *, now: float | None = None, valid_until: float | None = None
     ) -> bool:

@@ -397,6 +397,16 @@ class InMemoryMemoryStore:
             self._changed()  # a metadata filter may read it (and the JSON file keeps it)
             return self._out(self._rows[memory_id])
 
+    def raise_received_at(self, memory_id: str, at: float) -> Memory | None:
+        with self._lock:
+            memory = self._rows.get(memory_id)
+            if memory is None:
+                return None
+            if memory.received_at is None or memory.received_at < at:
+                self._rows[memory_id] = replace(memory, received_at=at)
+                self._changed()  # a cached recall holds the memory with its old arrival (and the JSON file keeps it)
+            return self._out(self._rows[memory_id])
+
     def set_superseded(
         self, memory_id: str, successor_id: str | None, *, now: float | None = None, valid_until: float | None = None
     ) -> bool:

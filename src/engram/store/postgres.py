@@ -372,6 +372,9 @@ class PostgresMemoryStore(SqlMemoryStore):
         # writes its whole row, and one that came first is waited for, ``expect`` read as it committed.
         return self.db.transact(lambda conn: self._merge_metadata(conn, memory_id, values, expect, "FOR NO KEY UPDATE OF m"))
 
+    def raise_received_at(self, memory_id: str, at: float) -> Memory | None:
+        return self.db.transact(lambda conn: self._raise_received_at(conn, memory_id, at)[0])
+
     def set_superseded(
         self, memory_id: str, successor_id: str | None, *, now: float | None = None, valid_until: float | None = None
     ) -> bool:

@@ -226,6 +226,17 @@ class SqlMemoryStore:
         conn.execute(f"UPDATE memories SET metadata = {m} WHERE id = {m}", (self._stored.metadata_param(merged), memory_id))
         return replace(found[0], metadata=merged)
 
+    def _raise_received_at(self, conn: Any, memory_id: str, at: float) -> tuple[Memory | None, bool]:
+        """``raise_received_at`` in the caller's write, and whether it changed the row. The
+        comparison is the statement's own condition, so an arrival a concurrent writer raised past
+        ``at`` is never lowered."""
+        m = self._mark
+        cursor = conn.execute(
+            f"UPDATE memories SET received_at = {m} WHERE id = {m} AND (received_at IS NULL OR received_at < {m})",
+            (at, memory_id, at))
+        found = self._select(conn, f"m.id = {m}", (memory_id,))
+        return (found[0] if found else None), cursor.rowcount > 0
+
     def _move_many(self, conn: Any, moves: Mapping[str, Scope],
                    lock: str = "") -> tuple[dict[str, Memory | EngramError], list[str]]:
         """``move_many`` in the caller's write (``lock``: what the backend appends to lock a row),

@@ -365,6 +365,13 @@ class SqliteMemoryStore(SqlMemoryStore):
                 self._own_writes += 1  # a metadata filter may read it: cached recalls are stale
             return merged
 
+    def raise_received_at(self, memory_id: str, at: float) -> Memory | None:
+        with self.db.write() as conn:
+            memory, changed = self._raise_received_at(conn, memory_id, at)
+            if changed:
+                self._own_writes += 1  # a cached recall holds the memory with its old arrival
+            return memory
+
     def set_superseded(
         self, memory_id: str, successor_id: str | None, *, now: float | None = None, valid_until: float | None = None
     ) -> bool:

@@ -1356,6 +1356,36 @@ class MemoryStoreContract(TemporalContract):
             "old": arrived, "batch": arrived, "moved": 5.0, "before": arrived + 120}
         fresh_store.close()
 
+    def test_an_arrival_is_only_ever_raised_and_nothing_else_changes(self, store: MemoryStore, clock: FakeClock) -> None:
+        mem = Engram(store, agent="alice", clock=clock, embedder=HashingEmbedder())
+        arrived = clock.now
+        made = mem.remember("The office plants need water on Fridays", key="plants").memory
+        mem.update("plants", content="The office plants need water on Fridays and Tuesdays")
+        mem.link("plants", mem.remember("The plants are ferns").memory.id)
+
+        def recalled() -> Memory:
+            return next(h.memory for h in mem.recall("office plants water") if h.memory.id == made.id)
+
+        clock.advance(3600)
+        assert recalled().received_at == arrived  # (a recall the engine may cache)
+        before = store.get_many([made.id])[0]
+        versions, vector = store.versions(made.id), store.vectors_for([made.id])[made.id]
+        raised = store.raise_received_at(made.id, arrived + 60)
+        assert raised == replace(before, received_at=arrived + 60) == store.get_many([made.id])[0]
+        assert recalled().received_at == arrived + 60  # what reads it sees it at once (no cached recall answers)
+        # No change to the memory: its times, recall count, links, versions and vector stay.
+        assert store.versions(made.id) == versions and np.array_equal(store.vectors_for([made.id])[made.id], vector)
+        # Never lowered: an earlier time, or the same, leaves it as it is (as the recall above left it).
+        stored = store.get_many([made.id])[0]
+        assert store.raise_received_at(made.id, arrived) == stored and store.raise_received_at(made.id, arrived + 60) == stored
+        assert store.get_many([made.id])[0] == stored
+        # An arrival not known (stored before engram kept arrivals) becomes known.
+        store.import_memories([Memory(id="before", key="before", content="stored before arrivals were kept",
+                                      scope=Scope("alice"), created_at=1.0, updated_at=1.0)])
+        assert store.raise_received_at("before", 5.0) == replace(store.get_many(["before"])[0], received_at=5.0)
+        assert store.get_many(["before"])[0].received_at == 5.0
+        assert store.raise_received_at("no-such-id", arrived) is None and store.get_many(["no-such-id"]) == []
+
     def test_an_import_never_links_to_another_agents_memory(self, store: MemoryStore, clock: FakeClock) -> None:
         alice, bob = Engram(store, agent="alice", clock=clock), Engram(store, agent="bob", clock=clock)
         private = alice.remember("alice's own note", key="a").memory
@@ -1742,5 +1772,6 @@ class DisabledStoreContract:
         assert store.count_by_kind(MemoryFilter(scopes=(Scope("alice"),))) == [] and store.sessions_of("alice") == []
         assert store.move(result.memory.id, Scope("bob")) is None and store.move_many({result.memory.id: Scope("bob")}) == {}
         assert store.merge_metadata(result.memory.id, {"a": 1}) is None and mem_disabled.annotate(result.memory, {"a": 1}) is None
+        assert store.raise_received_at(result.memory.id, 1.0) is None
         assert mem_disabled.embed_missing() == 0
         assert Scope().kind == "global"
