@@ -40,15 +40,21 @@ def held(mem: Engram) -> tuple[list[str], list[tuple[str, str]], str]:
             sam.history.summary(CONVERSATION))
 
 
-def test_a_tool_result_redaction_would_make_two_names_of_is_refused_before_the_memories(tmp_path: Path) -> None:
+def refused_for_its_tool_result(mem: Engram) -> None:
+    """Import the agent file with a tool result whose two names redaction makes one: refused,
+    naming the result's content."""
     document = agent_file()
     result = document["agents"][0]["messages"][3]
     result["content"][0]["text"] = result["tool_returns"][0]["func_response"] = COLLIDING
+    with pytest.raises(SnapshotError) as refused:
+        mem.import_from(json.dumps(document), "letta")
+    assert str(refused.value).startswith('agents[0].messages[3].content: two of its names become "[REDACTED:email]"'), \
+        str(refused.value)
+
+
+def test_a_tool_result_redaction_would_make_two_names_of_is_refused_before_the_memories(tmp_path: Path) -> None:
     with open_home(tmp_path, privacy={"pii": "redact"}) as mem:
-        with pytest.raises(SnapshotError) as refused:
-            mem.import_from(json.dumps(document), "letta")
-        assert str(refused.value).startswith('agents[0].messages[3].content: two of its names become "[REDACTED:email]"'), \
-            str(refused.value)
+        refused_for_its_tool_result(mem)
         assert held(mem) == ([], [], "")
         assert mem.list() == []
 
@@ -100,15 +106,9 @@ def test_a_summary_redaction_would_make_two_names_of_is_refused_before_anything_
 def test_with_a_database_per_agent_the_refusal_makes_no_agents_database(tmp_path: Path) -> None:
     # The Letta agent has no database yet: its messages are checked, by the home's PII policy,
     # against a conversation that holds nothing, and the refused import makes no database for it.
-    document = agent_file()
-    result = document["agents"][0]["messages"][3]
-    result["content"][0]["text"] = result["tool_returns"][0]["func_response"] = COLLIDING
     with open_home(tmp_path, agent="app", per_agent_databases=True, privacy={"pii": "redact"}) as mem:
-        with pytest.raises(SnapshotError) as refused:
-            mem.import_from(json.dumps(document), "letta")
-        assert str(refused.value).startswith('agents[0].messages[3].content: two of its names become "[REDACTED:email]"'), \
-            str(refused.value)
-        assert not (tmp_path / "agents" / "memgpt_agent").exists()
+        refused_for_its_tool_result(mem)
+        assert not (tmp_path / "agents" / "memgpt_agent").exists()  # (before held opens its database to read it)
         assert held(mem) == ([], [], "")
     # The same file without the colliding names goes into that agent's own database.
     with open_home(tmp_path, agent="app", per_agent_databases=True, privacy={"pii": "redact"}) as mem:
