@@ -110,9 +110,11 @@ class Body(BaseModel):
         names = [field.alias or name for name, field in cls.model_fields.items()]
         unknown = next((name for name in data if name not in names), None)
         if unknown is not None:
+            # A name holding a lone surrogate ("\\ud800" in the body) spelled as JSON escapes it:
+            # pydantic cannot carry one in an error, nor the response encode it.
             raise PydanticCustomError("unknown_field", "{problem} (allowed: {allowed})",
                                       {"problem": "unknown field", "allowed": ", ".join(names),
-                                       "field": unknown})
+                                       "field": unknown.encode("utf-8", "backslashreplace").decode("utf-8")})
         keep_null = [field.alias or name for name, field in cls.model_fields.items()
                      if field.is_required() or field.get_default(call_default_factory=True) is None]
         return given_arguments(data, keep_null)
