@@ -35,6 +35,7 @@ from engram.model import (
     layer_for_type,
     parse_category,
     parse_content,
+    parse_id,
     parse_importance,
     parse_key,
     parse_layer,
@@ -106,6 +107,12 @@ def load_into(document: str | bytes, agent: str | None, holders: Holders, *, max
         warnings.extend(_unknown_fields(parsed))
     if _is_ptrclaw_file(data):
         warnings.extend(_ptrclaw_categories(parsed))
+    for _, where, entry in parsed:  # (engram's JSON store reads its own file without this check)
+        if entry.get("id"):
+            try:
+                parse_id(entry["id"])
+            except ValidationError as exc:
+                raise SnapshotError(f"{where}.id", exc.problem, exc.allowed) from None
     held = holders([m.id for m, _, _ in parsed])
     if elsewhere is not None:  # (this store's holder first: a re-import finds what it imported here)
         held = {**elsewhere([m.id for m, _, _ in parsed if m.id not in held]), **held}
