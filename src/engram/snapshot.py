@@ -41,8 +41,10 @@ from engram.model import (
     parse_layer,
     parse_metadata,
     parse_search_context,
+    parse_short_text,
     parse_tags,
     parse_type,
+    usable_text,
 )
 from engram.temporal.instants import parse_time, parse_validity, record_times
 from engram.text import counted
@@ -393,7 +395,14 @@ def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope, screen:
             metadata = screen(metadata, f"{where}.metadata")
         scope = Scope.parse(entry["scope"]) if entry.get("scope") else default_scope
         if entry.get("session_id") and not entry.get("scope"):
-            metadata.setdefault("session_id", entry["session_id"])  # PtrClaw's session scoping
+            # PtrClaw's session scoping (checked as the metadata it joins: no NUL, no lone surrogate)
+            metadata.setdefault("session_id", usable_text("session_id", entry["session_id"]))
+        # An import reads the entity and source as ``remember`` does (trimmed, up to 200 characters,
+        # blank as none): taken as given, one with a NUL or of 1,000 characters was stored, and no
+        # memory file could hold it. Engram's JSON store (no ``warnings``) reads back what it stored.
+        entity, source = entry.get("related_entity"), entry.get("source")
+        if warnings is not None:
+            entity, source = parse_short_text("related_entity", entity), parse_short_text("source", source)
         if own_category is not None:
             metadata = _with_ptrclaw_category(metadata, own_category)
         return Memory(
@@ -406,8 +415,8 @@ def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope, screen:
             tags=parse_tags(entry.get("tags"), drop_empty=True),
             metadata=metadata,
             importance=parse_importance(entry.get("importance", 0.5)),
-            related_entity=entry.get("related_entity"),
-            source=entry.get("source"),
+            related_entity=entity,
+            source=source,
             scope=scope,
             created_at=created,
             updated_at=updated,

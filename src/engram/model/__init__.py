@@ -22,6 +22,7 @@ from engram.model.drafts import (
     make_draft,
     make_filter,
     parse_search_context,
+    parse_short_text,
 )
 from engram.model.fields import (
     CREATED_AT_LEEWAY_S,
@@ -171,6 +172,7 @@ __all__ = [
     "parse_relevance",
     "parse_role",
     "parse_search_context",
+    "parse_short_text",
     "parse_tags",
     "parse_tool_calls",
     "parse_type",
