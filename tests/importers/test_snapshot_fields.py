@@ -89,3 +89,17 @@ def test_an_entity_and_source_are_read_as_remember_reads_them(tmp_path: Path) ->
     assert CliRunner().invoke(app, ["--home", str(home), "import", str(path)]).exit_code == 0
     stored = {m["key"]: (m["related_entity"], m["source"]) for m in as_json(home, "list")}
     assert stored == {"k1": ("Ada", "chat"), "k2": (None, None)}
+
+
+def test_a_source_entity_name_longer_than_remember_takes_is_named_and_nothing_is_imported(tmp_path: Path) -> None:
+    # The MCP memory server's entity name becomes the memory's related_entity: one of 300 characters
+    # was stored, and a memory folder synced from the store could not be read back.
+    home = tmp_path / "home"
+    path = tmp_path / "memory.jsonl"
+    path.write_text("\n".join(json.dumps({"type": "entity", "name": name, "entityType": "person",
+                                          "observations": ["likes tea"]}) for name in ("Ada", "E" * 300)),
+                    encoding="utf-8")
+    result = CliRunner().invoke(app, ["--home", str(home), "import", str(path)])
+    assert isinstance(result.exception, SnapshotError), result.output
+    assert str(result.exception) == "line 2.name: is longer than 200 characters (allowed: up to 200 characters)"
+    assert as_json(home, "count") == {"count": 0}
