@@ -69,11 +69,15 @@ def shown(value: Any, limit: int = 80) -> str:
     ``limit`` characters, for an error message about a value the user gave in a JSON language
     (``engram.where``): at the CLI, HTTP and MCP they wrote JSON, so Python's ``True``, ``None``
     and ``'a'`` would spell back something they never typed. A value JSON cannot hold (bytes, a
-    set, NaN: only a library caller can pass one) keeps Python's spelling."""
+    set, NaN: only a library caller can pass one) keeps Python's spelling. A lone surrogate
+    (``"\\ud800"`` in a JSON body, undecodable bytes on a command line) is spelled as JSON escapes
+    it: kept raw, the message could not be encoded where it was sent (the HTTP API answered
+    ``type: "\\ud800"`` with a 500, printing the error raised UnicodeEncodeError)."""
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError, RecursionError):
         text = repr(value)
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 

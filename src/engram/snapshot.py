@@ -35,13 +35,16 @@ from engram.model import (
     layer_for_type,
     parse_category,
     parse_content,
+    parse_id,
     parse_importance,
     parse_key,
     parse_layer,
     parse_metadata,
     parse_search_context,
+    parse_short_text,
     parse_tags,
     parse_type,
+    usable_text,
 )
 from engram.temporal.instants import parse_time, parse_validity, record_times
 from engram.text import counted
@@ -106,6 +109,12 @@ def load_into(document: str | bytes, agent: str | None, holders: Holders, *, max
         warnings.extend(_unknown_fields(parsed))
     if _is_ptrclaw_file(data):
         warnings.extend(_ptrclaw_categories(parsed))
+    for _, where, entry in parsed:  # (engram's JSON store reads its own file without this check)
+        if entry.get("id"):
+            try:
+                parse_id(entry["id"])
+            except ValidationError as exc:
+                raise SnapshotError(f"{where}.id", exc.problem, exc.allowed) from None
     held = holders([m.id for m, _, _ in parsed])
     if elsewhere is not None:  # (this store's holder first: a re-import finds what it imported here)
         held = {**elsewhere([m.id for m, _, _ in parsed if m.id not in held]), **held}
@@ -386,7 +395,14 @@ def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope, screen:
             metadata = screen(metadata, f"{where}.metadata")
         scope = Scope.parse(entry["scope"]) if entry.get("scope") else default_scope
         if entry.get("session_id") and not entry.get("scope"):
-            metadata.setdefault("session_id", entry["session_id"])  # PtrClaw's session scoping
+            # PtrClaw's session scoping (checked as the metadata it joins: no NUL, no lone surrogate)
+            metadata.setdefault("session_id", usable_text("session_id", entry["session_id"]))
+        # An import reads the entity and source as ``remember`` does (trimmed, up to 200 characters,
+        # blank as none): taken as given, one with a NUL or of 1,000 characters was stored, and no
+        # memory file could hold it. Engram's JSON store (no ``warnings``) reads back what it stored.
+        entity, source = entry.get("related_entity"), entry.get("source")
+        if warnings is not None:
+            entity, source = parse_short_text("related_entity", entity), parse_short_text("source", source)
         if own_category is not None:
             metadata = _with_ptrclaw_category(metadata, own_category)
         return Memory(
@@ -399,8 +415,8 @@ def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope, screen:
             tags=parse_tags(entry.get("tags"), drop_empty=True),
             metadata=metadata,
             importance=parse_importance(entry.get("importance", 0.5)),
-            related_entity=entry.get("related_entity"),
-            source=entry.get("source"),
+            related_entity=entity,
+            source=source,
             scope=scope,
             created_at=created,
             updated_at=updated,

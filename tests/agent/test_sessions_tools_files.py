@@ -164,6 +164,11 @@ def test_versions_reads_only_the_calling_agents_memories(engram):
     ("memory_versions", {}, "key: is required"),
     ("memory_link", {"action": "merge", "from": "a", "to": "b"}, "not found|unknown action"),
     ("memory_explode", {}, "unknown tool"),
+    # An argument the tool does not take, null or not (a misspelt category stored in knowledge).
+    ("memory_store", {"key": "k", "content": "c", "catgory": "core"},
+     r"^error: catgory: is not an argument of memory_store \(allowed: key, content, category, links\)$"),
+    ("memory_recall", {"query": "x", "limt": None}, "limt: is not an argument of memory_recall"),
+    ("memory_forget", {"key": "k", "erase": True}, r"erase: is not an argument of memory_forget \(allowed: key\)"),
 ])
 def test_bad_calls_become_error_results(engram, name, args, problem):
     result = MemoryTools(engram).dispatch(ToolCall("c", name, json.dumps(args)))

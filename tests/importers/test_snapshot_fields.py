@@ -58,3 +58,48 @@ def test_a_ptrclaw_files_category_of_the_wrong_type_is_named(tmp_path: Path, cat
     assert isinstance(result.exception, SnapshotError), result.output
     assert str(result.exception) == message
     assert as_json(home, "count") == {"count": 0}
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"related_entity": "a\x00b"}, "memories[1].related_entity: contains a NUL character at position 1"),
+    ({"source": "s" * 201}, "memories[1].source: is longer than 200 characters (allowed: up to 200 characters)"),
+    ({"related_entity": "e" * 1000}, "memories[1].related_entity: is longer than 200 characters"),
+    ({"session_id": "s\x00"}, "memories[1].session_id: contains a NUL character at position 1"),
+])
+def test_an_entity_or_source_remember_would_refuse_is_named_and_nothing_is_imported(tmp_path: Path, fields: dict,
+                                                                                  message: str) -> None:
+    # They were stored as given (a NUL, 1,000 characters), which ``remember`` refuses and no memory
+    # file can hold: a folder synced from the store could not be read back.
+    home = tmp_path / "home"
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps({"memories": [{"content": "fine", "key": "k3"},
+                                             {"content": "x", "key": "k4", **fields}]}), encoding="utf-8")
+    result = CliRunner().invoke(app, ["--home", str(home), "import", str(path)])
+    assert isinstance(result.exception, SnapshotError), result.output
+    assert str(result.exception).startswith(message), str(result.exception)
+    assert as_json(home, "count") == {"count": 0}
+
+
+def test_an_entity_and_source_are_read_as_remember_reads_them(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps({"memories": [
+        {"content": "padded", "key": "k1", "related_entity": "  Ada  ", "source": "\tchat\n"},
+        {"content": "blank", "key": "k2", "related_entity": "   ", "source": ""}]}), encoding="utf-8")
+    assert CliRunner().invoke(app, ["--home", str(home), "import", str(path)]).exit_code == 0
+    stored = {m["key"]: (m["related_entity"], m["source"]) for m in as_json(home, "list")}
+    assert stored == {"k1": ("Ada", "chat"), "k2": (None, None)}
+
+
+def test_a_source_entity_name_longer_than_remember_takes_is_named_and_nothing_is_imported(tmp_path: Path) -> None:
+    # The MCP memory server's entity name becomes the memory's related_entity: one of 300 characters
+    # was stored, and a memory folder synced from the store could not be read back.
+    home = tmp_path / "home"
+    path = tmp_path / "memory.jsonl"
+    path.write_text("\n".join(json.dumps({"type": "entity", "name": name, "entityType": "person",
+                                          "observations": ["likes tea"]}) for name in ("Ada", "E" * 300)),
+                    encoding="utf-8")
+    result = CliRunner().invoke(app, ["--home", str(home), "import", str(path)])
+    assert isinstance(result.exception, SnapshotError), result.output
+    assert str(result.exception) == "line 2.name: is longer than 200 characters (allowed: up to 200 characters)"
+    assert as_json(home, "count") == {"count": 0}

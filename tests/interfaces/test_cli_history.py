@@ -445,3 +445,16 @@ def test_history_recall_finds_earlier_exchanges_of_this_agent_only_and_names_wha
             assert refused.stderr.startswith(f"error: {field}: "), (args, refused.stderr)
     with Engram.from_settings(home=tmp_path, agent="alice") as alice:  # nothing lost
         assert alice.history.conversations() == ["telegram:42", "web:7"] and alice.history.count("web:7") == 2
+
+
+def test_a_key_typed_with_bytes_that_are_not_utf8_is_refused_naming_it(tmp_path: Path) -> None:
+    # The shell passes them on; Python reads each as a lone surrogate (\udcff), which the key's
+    # pattern let through and every store failed to encode: "internal error: UnicodeEncodeError".
+    assert run(tmp_path, "history", "append", "web:1", "kept").returncode == 0
+    for args in (("history", "append", "web:\udcff", "hello"), ("history", "summary", "web:\udcff", "--set", "hi"),
+                 ("history", "append", "web:1:t\udcff", "hello")):
+        refused = run(tmp_path, *args)
+        assert refused.returncode == 2, refused.stderr
+        assert refused.stderr.startswith('error: key: contains a lone surrogate ("\\udcff")'), refused.stderr
+    listed = json.loads(run(tmp_path, "--json", "history", "list").stdout)
+    assert listed == [{"key": "web:1", "messages": 1}], listed

@@ -65,8 +65,11 @@ async def _unknown_arguments_are_refused(client: Client) -> None:
     assert "invalid metadata: is not an argument of remember" in text and "context" in text, text
     text = _error_text(await client.call_tool("recall", {"query": "metadata", "tag": "x"}))
     assert "invalid tag: is not an argument of recall" in text and "filters" in text, text
+    # Sent as null too: it was dropped with the nulls that mean "not given", and the call succeeded.
+    text = _error_text(await client.call_tool("remember", {"content": "kept without its tagz?", "tagz": None}))
+    assert "invalid tagz: is not an argument of remember" in text and "tags" in text, text
     listed = _data(await client.call_tool("list", {"limit": 100}))["memories"]
-    assert all(m["content"] != "kept with its metadata?" for m in listed), listed
+    assert all(m["content"] not in ("kept with its metadata?", "kept without its tagz?") for m in listed), listed
 
 
 async def _null_text_is_text(client: Client) -> None:

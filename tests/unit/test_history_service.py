@@ -10,7 +10,7 @@ import pytest
 
 from engram.errors import EmbeddingError, StorageError, ValidationError
 from engram.history.jsonl import JsonlHistoryStore
-from engram.history.keys import conversation_key, normal_key, parse_conversation_key
+from engram.history.keys import conversation_key, normal_key, parse_conversation_key, usable_part
 from engram.history.semantic import ExchangeIndex
 from engram.history.service import History
 from engram.history.sqlite import SqliteHistoryStore
@@ -34,6 +34,26 @@ def test_persistence_key_survives_session_rotation(store: SqliteHistoryStore) ->
     recreated = History(store)  # a new session object for the same channel/chat/thread
     assert [m.content for m in recreated.restore("telegram:42")] == ["remember the blue door"]
     assert parse_conversation_key("slack:C1:t7").thread == "t7"
+
+
+@pytest.mark.parametrize(("key", "field"), [("web:\ud800", "key"), ("web:a\udcffb:t", "key"), ("web:1:\udc00", "key")])
+def test_a_key_with_a_lone_surrogate_is_refused_naming_it_and_nothing_is_stored(store: SqliteHistoryStore, key: str,
+                                                                               field: str) -> None:
+    # It matched a part's pattern, and the store then failed to encode it: a UnicodeEncodeError, no
+    # field named (the CLI's "internal error" for undecodable bytes in a key typed at the shell).
+    history = History(store)
+    history.append(KEY, "user", "kept")
+    for call in (lambda: history.append(key, "user", "hello"), lambda: history.set_summary(key, "hello")):
+        with pytest.raises(ValidationError) as refused:
+            call()
+        assert refused.value.field == field and "lone surrogate" in refused.value.reason, refused.value
+    with pytest.raises(ValidationError, match="key.thread: contains a lone surrogate"):
+        conversation_key("web", "1", "\udc00")
+    assert [m.content for m in history.all(KEY)] == ["kept"] and history.conversations() == ["telegram:42"]
+    # A part made from another system's id holds none (an import's thread ids), and stays one of its own.
+    made = usable_part("a\ud800b")
+    assert made.startswith("a-b-") and made != usable_part("a\ud801b")
+    assert history.append(conversation_key("web", made), "user", "imported").content == "imported"
 
 
 def test_unknown_role_is_refused_and_nothing_is_stored(store: SqliteHistoryStore) -> None:

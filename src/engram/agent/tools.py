@@ -175,9 +175,15 @@ class MemoryTools:
         }.get(name)
         if handler is None:
             raise ValidationError("tool", f"unknown tool {jsondoc.shown(name)}", [s.name for s in self.specs])
+        spec = next(s for s in self.specs if s.name == name)
+        # An argument the tool does not take is refused, as the MCP tools of the same names refuse
+        # it: read past, a misspelt "catgory": "core" stored in knowledge and the call said "Stored".
+        taken = spec.parameters.get("properties", {})
+        unknown = next((argument for argument in arguments if argument not in taken), None)
+        if unknown is not None:
+            raise ValidationError(str(unknown), f"is not an argument of {name}", ", ".join(taken))
         # null for an optional argument is its default, as at the MCP tools of the same names.
-        required = next(s.parameters.get("required", ()) for s in self.specs if s.name == name)
-        return handler(given_arguments(arguments, required))
+        return handler(given_arguments(arguments, spec.parameters.get("required", ())))
 
     def _store(self, args: Mapping[str, Any]) -> str:
         key, content = require_string(args, "key"), require_string(args, "content")

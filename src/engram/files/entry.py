@@ -31,6 +31,7 @@ from engram.model import (
     number_text,
     parse_category,
     parse_content,
+    parse_id,
     parse_importance,
     parse_key,
     parse_layer,
@@ -195,6 +196,14 @@ def hashes_as_but_for_importance(entry: Entry, importance: float, digest: str) -
     return replace(entry, importance=importance).digest() == digest
 
 
+def _an_id(text: str) -> bool:
+    try:
+        parse_id(text)
+    except ValidationError:
+        return False
+    return True
+
+
 def default_type(category: Category) -> str:
     return "conversation" if category is Category.CONVERSATION else "learned"
 
@@ -211,7 +220,10 @@ def build_entry(raw: Mapping[str, Any], *, max_content_chars: int, line: int = 0
     memory_type = parse_type(raw.get("type") or default_type(category))
     layer = parse_layer(raw["layer"]) if raw.get("layer") else layer_for_type(memory_type)
     entry_id = raw.get("id")
-    if entry_id is not None and (not isinstance(entry_id, str) or not entry_id.strip() or len(entry_id) > 100):
+    # Trimmed (a hand edit's spaces around it), then an id as every import takes one (``parse_id``):
+    # one with a space inside would be stored and then named by no door.
+    if entry_id is not None and (not isinstance(entry_id, str) or not entry_id.strip()
+                                 or not _an_id(entry_id.strip())):
         raise ValidationError("id", f"{jsondoc.shown(entry_id)} is not an id", "the id engram wrote, or none for a new entry")
     precise = _time(raw.get("created_at"), "created_at")
     return Entry(

@@ -158,6 +158,7 @@ class YamlDocument:
         self._dumped.append(None)
         if rendered is not None:
             self._dumped[-1] = piece = _dump([self.items[-1]])
+            rendered[-1] = _not_ended(rendered[-1], self.newline)  # no longer the last item
             rendered.append(self._ended(piece))
             self._text = rendered
 
@@ -187,7 +188,9 @@ class YamlDocument:
         for i, item in enumerate(self.items):
             if dumped[i] is None:
                 dumped[i] = _dump([item])
-        text = self._ended(f"# {self.title}\nmemories:\n" + "".join(dumped))  # type: ignore[arg-type]
+        last = len(dumped) - 1
+        text = self._ended(f"# {self.title}\nmemories:\n" + "".join(
+            piece if i == last else _not_ended(piece, "\n") for i, piece in enumerate(dumped)))  # type: ignore[arg-type]
         self._text = [text]
         return text
 
@@ -196,6 +199,22 @@ class YamlDocument:
         break in a dumped value is one of the file's lines too (a literal block's), and reading
         YAML turns either ending back into "\\n"."""
         return dumped if self.newline == "\n" else dumped.replace("\n", self.newline)
+
+
+# PyYAML ends a document whose last value is a block kept with its trailing line breaks (``|+``)
+# with YAML's document end marker, "...": an item dumped alone ends so, and followed by the next
+# item's text it ended the list there ("did not find expected <document start>"), so a folder
+# holding such a value before another item could not be read back. Dumping the list whole puts the
+# marker only after the last item; the file's text, joined from items dumped alone, does the same.
+_DOCUMENT_END = "...\n"
+
+
+def _not_ended(piece: str, newline: str) -> str:
+    """``piece`` without the document end marker PyYAML put after it (``_DOCUMENT_END``), to be
+    followed by another item: a line "..." at the start of a line can only be that marker, as
+    every line of an item's value is indented."""
+    end = _DOCUMENT_END.replace("\n", newline)
+    return piece[:-len(end)] if piece.endswith(end) else piece
 
 
 def _dump(data: Any) -> str:

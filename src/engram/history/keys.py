@@ -16,9 +16,11 @@ from dataclasses import dataclass
 
 from engram import jsondoc
 from engram.errors import ValidationError
+from engram.model.values import usable_text
 
-_PART = re.compile(r"^[^\s:\x00-\x1f\x7f]{1,128}$")
-_NOT_IN_A_PART = re.compile(r"[\s:\x00-\x1f\x7f]+")
+# A lone surrogate (\ud800-\udfff) is no part's character either: no store can encode it.
+_PART = re.compile(r"^[^\s:\x00-\x1f\x7f\ud800-\udfff]{1,128}$")
+_NOT_IN_A_PART = re.compile(r"[\s:\x00-\x1f\x7f\ud800-\udfff]+")
 PART_ALLOWED = '1-128 characters without ":" or spaces'  # one part of a key: what an adapter's id may be
 _ALLOWED = f"channel:chat or channel:chat:thread, each part {PART_ALLOWED}"
 
@@ -45,12 +47,17 @@ def usable_part(text: str) -> str:
     so two texts never share a part. For ids from other systems (an import's thread ids)."""
     if _PART.match(text):
         return text
-    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     return f"{_NOT_IN_A_PART.sub('-', text).strip('-')[:110] or 'part'}-{digest}"
 
 
 def conversation_key(channel: str, chat: str, thread: str | None = None) -> str:
     """The persistence key for a conversation; raises ``ValidationError`` for an unusable part."""
+    for name, value in (("channel", channel), ("chat", chat), ("thread", thread or "")):
+        if isinstance(value, str):
+            # A lone surrogate passed the part's pattern, and every store then failed to encode
+            # the key (UnicodeEncodeError, an "internal error" at the CLI): refused naming the part.
+            usable_text(f"key.{name}", value)
     for name, value in (("channel", channel), ("chat", chat)):
         if not isinstance(value, str) or not _PART.match(value):
             raise ValidationError(f"key.{name}", f"{jsondoc.shown(value)} cannot be part of a key", _ALLOWED)
@@ -63,6 +70,7 @@ def parse_conversation_key(text: str) -> ConversationKey:
     """``channel:chat`` or ``channel:chat:thread`` as a key; raises ``ValidationError``."""
     if not isinstance(text, str):
         raise ValidationError("key", f"got {type(text).__name__}", _ALLOWED)
+    usable_text("key", text)
     parts = text.split(":")
     if len(parts) == 1 and _PART.match(text):
         # A bare session id (ClawCode's sess_123) is not read in some default channel: a bare id

@@ -54,6 +54,7 @@ from engram.model import (
     make_scope,
     parse_content,
     parse_key,
+    parse_short_text,
 )
 from engram.store.base import ImportUpdate
 from engram.temporal.instants import record_times
@@ -406,6 +407,9 @@ def _memory(engram: Engram, record: Record, memory_id: str, plan: Plan, agent: s
         content = parse_content(content, engram.max_content_chars)
         scope = make_scope(agent, record.session if keep_agents and record.agent else None)
         key = parse_key(record.key or key_from_content(content))
+        # As ``remember`` reads it: a source's entity name of 300 characters was stored, and a
+        # memory folder synced from the store could not be read back (it holds up to 200).
+        related_entity = parse_short_text("related_entity", record.related_entity)
     except ValidationError as exc:
         raise SnapshotError(record.where + record.fields.get(exc.field, f".{exc.field}"), exc.problem,
                             exc.allowed) from None
@@ -422,7 +426,7 @@ def _memory(engram: Engram, record: Record, memory_id: str, plan: Plan, agent: s
     return Memory(
         id=memory_id, key=key, content=content, category=record.category, type=record.type,
         layer=layer_for_type(record.type), tags=record.tags, metadata=metadata,
-        importance=record.importance, related_entity=record.related_entity, source=plan.source, scope=scope,
+        importance=record.importance, related_entity=related_entity, source=plan.source, scope=scope,
         created_at=created, updated_at=updated, last_accessed=record.last_accessed,
         valid_from=valid_from, valid_until=record.valid_until,
     ), found

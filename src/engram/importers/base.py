@@ -32,6 +32,7 @@ from engram.model import (
     Category,
     make_scope,
     parse_category,
+    parse_id,
     parse_importance,
     parse_metadata,
     parse_tags,
@@ -361,6 +362,8 @@ def engram_fields(value: Any, where: str) -> dict[str, Any]:
             raise wrong_value(f"{where}.links", links, "a list of engram ids")
         out["links"] = links
     try:
+        if out.get("id"):  # the memory's id when it comes back: one no door or memory file could name is refused
+            out["id"] = parse_id(out["id"])
         if value.get("category") is not None:
             out["category"] = parse_category(value["category"])
         if value.get("importance") is not None:

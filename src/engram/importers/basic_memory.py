@@ -105,7 +105,8 @@ def read(files: Files, modified: Mapping[str, float] | None = None) -> Plan:
             type=note["type"], tags=note["tags"], metadata=meta, related_entity=note["title"],
             created_at=note["created"], updated_at=note["updated"], engram_id=note["engram"].get("id"),
             category=note["engram"].get("category", Category.KNOWLEDGE), importance=note["engram"].get("importance", 0.5),
-            fields={"content": "", "key": " front matter permalink", "updated_at": " front matter modified",
+            fields={"content": "", "key": " front matter permalink", "related_entity": " title",
+                    "updated_at": " front matter modified",
                     "created_at": " file modification time" if note["dated_by_file"] else " front matter created"},
             time_in_id=not note["dated_by_file"],
         ))

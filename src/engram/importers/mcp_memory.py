@@ -124,7 +124,7 @@ def read(text: str) -> Plan:
             # An update time only beside a creation time, never before it (a fork writes both).
             created_at=created, updated_at=max([*entity["updated"], created]) if created is not None else None,
             time_in_id=False,  # the id imports that did not read createdAt gave: a re-import still finds it
-            fields={"content": ".observations", "key": ".name"},  # named at the entity's first line
+            fields={"content": ".observations", "key": ".name", "related_entity": ".name"},  # named at the entity's first line
         ))
     return plan
 

@@ -259,7 +259,7 @@ class _User:
             source_id=source_id, where=where, content=summary, key=slug(name),
             tags=tags([label for label in labels if label.lower() != "entity"], f"{where}.labels"),
             metadata={KIND: provenance}, related_entity=name, created_at=created, agent=self.agent,
-            id_field="uuid", fields={"content": ".summary", "key": ".name"},
+            id_field="uuid", fields={"content": ".summary", "key": ".name", "related_entity": ".name"},
             what=f"the summary of {name!r}", refresh=True))
         self.nodes[uuid] = _Node(name, source_id)
 

@@ -61,8 +61,8 @@ def make_draft(
         tags=parse_tags(tags),
         metadata=parse_metadata(metadata),
         importance=parse_importance(importance),
-        related_entity=_optional_text("related_entity", related_entity),
-        source=_optional_text("source", source),
+        related_entity=parse_short_text("related_entity", related_entity),
+        source=parse_short_text("source", source),
         created_at=parse_time(created_at, "created_at"),
         search_context=parse_search_context(search_context, max_content_chars),
         **parse_validity(valid_from, valid_until),
@@ -136,7 +136,7 @@ def _filter_tags(value: str | Iterable[str] | None) -> tuple[str, ...]:
 def _filter_text(field_name: str, value: str | None) -> str | None:
     """A filter's text (``related_entity``): blank text is refused, not read as no filter (which
     answered with every memory)."""
-    text = _optional_text(field_name, value)
+    text = parse_short_text(field_name, value)
     if text is None and value is not None:
         raise ValidationError(field_name, f"got {jsondoc.shown(value)}, which names nothing",
                               "non-empty text, or no filter at all")
@@ -151,7 +151,9 @@ def _as_list(value: Any) -> list[Any]:
     return list(value)
 
 
-def _optional_text(field_name: str, value: str | None) -> str | None:
+def parse_short_text(field_name: str, value: str | None) -> str | None:
+    """``related_entity`` or ``source``: text trimmed, up to 200 characters, blank as none; raises
+    ``ValidationError``."""
     if value is None:
         return None
     if not isinstance(value, str):

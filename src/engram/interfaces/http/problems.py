@@ -132,6 +132,12 @@ def from_exception(exc: Exception) -> JSONResponse:
     return problem(500, "internal", "Internal error", f"{type(exc).__name__}")
 
 
+def _unknown(error: Mapping[str, Any]) -> tuple[str, ...]:
+    """The name a body refused as not one of its fields (``schemas.Body``), to add to its location."""
+    name = (error.get("ctx") or {}).get("field") if error.get("type") == "unknown_field" else None
+    return (str(name),) if name is not None else ()
+
+
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 
@@ -167,7 +173,8 @@ def install(app: FastAPI) -> None:
                            field="body", allowed=JSON_BODY)
         # Each in the engine's words (``errors.refusal``): a category the schema refuses reads as the
         # library's refusal of it, with what is allowed.
-        refused = [refusal(e, field_name(e.get("loc", ()), located=True)) for e in errors or [first]]
+        # A body's unknown field is refused by the body (``schemas.Body``), its name in ``ctx``.
+        refused = [refusal(e, field_name((*e.get("loc", ()), *_unknown(e)), located=True)) for e in errors or [first]]
         details = [{"field": r.field, "problem": r.reason} for r in refused]
         return problem(422, "invalid-input", "Invalid input", str(refused[0]), field=refused[0].field,
                        allowed=refused[0].allowed, errors=details)

@@ -98,9 +98,23 @@ class Body(BaseModel):
         """The body without the keys sent as null whose field has a non-null default, so the default
         applies (``model.given_arguments``, the rule of MCP's tools). A required field's null is kept,
         to be refused naming it, and so is the null of a field whose default is None: it already
-        means that default, and PATCH tells a null sent (clear) from a field left out (keep)."""
+        means that default, and PATCH tells a null sent (clear) from a field left out (keep).
+
+        A name the body does not take is refused first, null or not, with the names it does take:
+        dropped with the nulls, PATCH's misspelt ``{"metdata": null}`` answered "unchanged" and
+        cleared nothing, and pydantic's own refusal ("Extra inputs are not permitted") said what
+        was wrong but not what was allowed. ``field`` in the error's context names the key under
+        the body's location (``problems`` joins them: ``messages[2].bogus``)."""
         if not isinstance(data, dict):
             return data
+        names = [field.alias or name for name, field in cls.model_fields.items()]
+        unknown = next((name for name in data if name not in names), None)
+        if unknown is not None:
+            # A name holding a lone surrogate ("\\ud800" in the body) spelled as JSON escapes it:
+            # pydantic cannot carry one in an error, nor the response encode it.
+            raise PydanticCustomError("unknown_field", "{problem} (allowed: {allowed})",
+                                      {"problem": "unknown field", "allowed": ", ".join(names),
+                                       "field": unknown.encode("utf-8", "backslashreplace").decode("utf-8")})
         keep_null = [field.alias or name for name, field in cls.model_fields.items()
                      if field.is_required() or field.get_default(call_default_factory=True) is None]
         return given_arguments(data, keep_null)

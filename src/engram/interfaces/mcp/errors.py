@@ -131,8 +131,10 @@ class EngramMCPServer(MCPServer):
         return given_arguments(arguments, tool.parameters.get("required", ()))
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        arguments = self.given(name, arguments or {})
+        # Unknown names first: a misspelt one sent as null was dropped with the nulls that mean
+        # "not given", and the call answered as if it had been read.
         await self.unknown_arguments(name, arguments or {})
+        arguments = self.given(name, arguments or {})
         self.strict_arguments(name, arguments or {})
         try:
             return await super().call_tool(name, arguments, context)
