@@ -24,6 +24,11 @@ def _store(engram: Engram) -> None:
     engram.remember(ENDS_IN_BLANK_LINES, key="content")
     engram.remember("A memory after them", key="after", search_context=ENDS_IN_BLANK_LINES)
     engram.remember("The last memory", key="last")
+    # A value ending in "..." ends its line as the marker does, and is no marker: kept whole.
+    trailing = engram.import_snapshot('{"memories": [{"id": "imported...", "key": "dots", "content": "Wait..."}]}')
+    assert trailing.imported == 1
+    engram.link("last", "imported...")  # the links, an item's last line but for its times
+    engram.remember("Tagged with dots", key="tagged", tags=["etc..."])
 
 
 def _read_back(folder: Path, home: Path, before: dict[str, dict]) -> None:
@@ -62,5 +67,5 @@ def test_a_yaml_folder_written_whole_reads_back(engram: Engram, tmp_path: Path) 
     export_folder(engram.store.iter_all(), tmp_path / "out", format="yaml")
     with Engram.from_settings(home=tmp_path / "imported", files={"enabled": False}) as fresh:
         summary = import_folder(fresh, tmp_path / "out")
-        assert summary.problems == [] and summary.imported == 4, summary
+        assert summary.problems == [] and summary.imported == 6, summary
         assert held_in_files(fresh) == before

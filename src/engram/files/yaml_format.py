@@ -211,10 +211,11 @@ _DOCUMENT_END = "...\n"
 
 def _not_ended(piece: str, newline: str) -> str:
     """``piece`` without the document end marker PyYAML put after it (``_DOCUMENT_END``), to be
-    followed by another item: a line "..." at the start of a line can only be that marker, as
-    every line of an item's value is indented."""
+    followed by another item: a line "..." of its own can only be that marker, as every line of an
+    item's value is indented; a value ending in "..." (``- note...``, a link to an imported id)
+    ends its line the same way and is kept."""
     end = _DOCUMENT_END.replace("\n", newline)
-    return piece[:-len(end)] if piece.endswith(end) else piece
+    return piece[:-len(end)] if piece.endswith(newline + end) else piece
 
 
 def _dump(data: Any) -> str:
