@@ -231,7 +231,14 @@ def test_bad_input_is_problem_details_naming_the_field(served: Served) -> None:
         assert c.get("/api/v1/memory", params={"category": "nope"}).json()["field"] == "category"
         assert c.get("/api/v1/memory/search", params={"q": '"AND OR NEAR( *'}).status_code == 200
         assert c.get("/api/v1/memory/search").json()["field"] == "q"
-        assert c.get("/api/v1/memory", params={"limit": 0}).json()["field"] == "limit"
+        # A number out of its range: the whole range it may take, as the library and CLI say it.
+        for path, params, field, allowed in (("/api/v1/memory", {"limit": 0}, "limit", "1 to 1000"),
+                                             ("/api/v1/memory/search", {"q": "x", "limit": 101}, "limit", "1 to 100"),
+                                             ("/api/v1/memory/search", {"q": "x", "depth": 9}, "depth", "0 to 3"),
+                                             ("/api/v1/audit", {"limit": -1}, "limit", "1 to 500")):
+            problem = c.get(path, params=params).json()
+            assert (problem["field"], problem["allowed"]) == (field, allowed), problem
+            assert problem["detail"] == f"{field}: {params[field]} is out of range (allowed: {allowed})", problem
         assert c.get("/api/v1/stats").json()["memories"] == 0  # nothing half-stored
 
 

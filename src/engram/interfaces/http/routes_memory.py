@@ -11,6 +11,7 @@ from fastapi import Depends, Query
 from engram.engine import Engram, Filters, one_selector
 from engram.errors import ValidationError
 from engram.interfaces import present
+from engram.interfaces.bounds import LinkDepth, ListLimit, RecallLimit, bounded_integer
 from engram.interfaces.http import (
     problems,
     refs,  # noqa: F401 - registers the ``ref`` path converter
@@ -26,7 +27,7 @@ from engram.interfaces.http.schemas import (
     MemoryReplace,
     SupersedeIn,
 )
-from engram.model import MAX_LIST_LIMIT, MAX_OFFSET, MAX_REASON_CHARS, Memory
+from engram.model import MAX_OFFSET, MAX_REASON_CHARS, Memory
 
 router = Router(prefix="/api/v1/memory", tags=["memory"])
 
@@ -37,8 +38,8 @@ TYPE_ROUTES = {"experiences": "experience", "learned": "learned", "conversations
 
 Eng = Annotated[Engram, Depends(agent_engine)]
 EngOpener = Annotated[Callable[..., Engram], Depends(agent_engine_opener)]
-Limit = Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)]  # the engine's, as every door's list
-Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
+Limit = Annotated[ListLimit, Query()]  # the engine's, as every door's list
+Offset = Annotated[bounded_integer(0, MAX_OFFSET), Query()]
 Order = Literal["recent", "oldest", "importance", "accessed"]
 # Time filters: ISO 8601 or epoch seconds, read by the engine (which names the field when it cannot).
 AsOf = Annotated[str | None, Query(max_length=64, description="Only facts valid at this time.")]
@@ -58,7 +59,7 @@ Reason = Annotated[str | None, Query(description="Why, kept in the audit trail."
 Erase = Annotated[bool, Query(description="Also erase it: its audit rows keep only its id, times and scope.")]
 # The engine's bound for a memory's links and those it supersedes (``Engram.neighbours``/``supersedes``
 # check it), so every door takes the same limits.
-LinkLimit = Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)]
+LinkLimit = Annotated[ListLimit, Query()]
 # Routes that name a memory (by id or key, or a link's other end) answer 404 when none has it.
 NAMED = problems.responses(404)
 
@@ -108,14 +109,14 @@ def list_memories(
 def search(
     eng: Eng,
     q: Annotated[str, Query(min_length=1, max_length=2000)],
-    limit: Annotated[int | None, Query(ge=1, le=100, description="default: the recall.limit setting")] = None,
+    limit: Annotated[RecallLimit | None, Query(description="default: the recall.limit setting")] = None,
     type: str | None = None,
     category: str | None = None,
     layer: str | None = None,
     tag: Annotated[list[str] | None, Query()] = None,
     entity: str | None = None,
     min_relevance: Annotated[FromZeroToOne | None, Query()] = None,
-    depth: Annotated[int, Query(ge=0, le=3, description="Link hops to follow; each adds at most `limit` linked memories.")] = 0,
+    depth: Annotated[LinkDepth, Query(description="Link hops to follow; each adds at most `limit` linked memories.")] = 0,
     mode: Literal["auto", "hybrid", "text", "vector"] = "auto",
     touch: Annotated[bool | None, Query(description="false: a look, not a use (no access mark, no strengthening); "
                                                     "default: recall.touch_on_recall")] = None,

@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 
 from engram.audit import AUDITED
 from engram.interfaces import present, seams
+from engram.interfaces.bounds import bounded_integer
 from engram.interfaces.http import (
     problems,
     refs,  # noqa: F401 - registers the ``ref`` path converter
@@ -47,6 +48,9 @@ def metrics(request: Request) -> Response:
     return Response(request.app.state.metrics.render(), media_type="text/plain; version=0.0.4")
 
 
+HistoryLimit = bounded_integer(1, 1000)  # a conversation's recent messages
+
+
 @router.get("/stats", summary="What this agent sees: its memories by category, type and scope, their links and vectors")
 def stats(eng: Eng) -> dict[str, Any]:
     return present.agent_stats_dict(eng.visible_stats())
@@ -68,7 +72,7 @@ def import_(eng: Eng, document: Annotated[dict[str, Any] | list[Any], Body(...)]
 # The history store names it ``key``; an error names the path's ``conversation`` (``present.wire_names``).
 CONVERSATION_WIRE = {"key": "conversation"}
 @router.get("/history/{conversation:ref}", summary="Recent messages of a conversation")
-def history_recent(eng: Eng, conversation: str, limit: Annotated[int, Query(ge=1, le=1000)] = 50) -> dict[str, Any]:
+def history_recent(eng: Eng, conversation: str, limit: Annotated[HistoryLimit, Query()] = 50) -> dict[str, Any]:
     with present.wire_names(CONVERSATION_WIRE):
         messages = seams.history(eng).recent(conversation, limit)
     return {"conversation": conversation, "messages": [_plain(m) for m in messages]}
@@ -127,13 +131,14 @@ def history_purge(eng: Eng, conversation: str) -> dict[str, Any]:
 
 
 # --- audit trail -----------------------------------------------------------------------------
+AuditLimit = bounded_integer(1, 500)
 _TIME = "epoch seconds, ISO 8601 (2026-04-12, 2026-04-12T09:30+02:00) or a phrase: yesterday, last week, 2 days ago, 3 hours ago"
 
 
 @router.get("/audit", summary="Recent audit entries of this agent, newest first, optionally narrowed")
 def audit(
     eng: Eng,
-    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    limit: Annotated[AuditLimit, Query()] = 50,
     # The engine's actions (``audit.AUDITED``, checked there): a list of its own here left out
     # ``recalled``, which the answer shows but the filter refused.
     action: Annotated[str | None, Query(json_schema_extra={"enum": list(AUDITED)})] = None,

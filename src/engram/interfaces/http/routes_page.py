@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from fastapi import Query
 
 from engram.interfaces import present, seams
+from engram.interfaces.bounds import LinkDepth, bounded_integer
 from engram.interfaces.http.routes_memory import QUERY_WIRE, Eng
 from engram.interfaces.http.routing import Router
 from engram.model import MAX_LIST_LIMIT, Memory
@@ -31,12 +32,14 @@ def _graph(memories: list[Memory], *, total: int, hits: dict[str, float] | None 
             "truncated": total > len(memories)}
 
 
+GraphLimit = bounded_integer(1, 5000)  # the page's graph: its most important memories
+
 @router.get("/graph", summary="The link graph: every visible memory (most important first), or a query's neighbourhood")
 def graph(
     eng: Eng,
     q: Annotated[str | None, Query(max_length=2000)] = None,
-    limit: Annotated[int, Query(ge=1, le=5000)] = 3000,
-    depth: Annotated[int, Query(ge=0, le=3)] = 2,
+    limit: Annotated[GraphLimit, Query()] = 3000,
+    depth: Annotated[LinkDepth, Query()] = 2,
 ) -> dict[str, Any]:
     if q is None or not q.strip():
         memories: list[Memory] = []

@@ -22,14 +22,14 @@ from pydantic import (
     Field,
     StrictFloat,
     StrictInt,
-    WithJsonSchema,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
 from engram.errors import ValidationError
 from engram.history.settings import MAX_RECAP_TOP_K
-from engram.model import MAX_REASON_CHARS, given_arguments, parse_number, usable_text
+from engram.interfaces.bounds import bounded_integer, bounded_number
+from engram.model import MAX_REASON_CHARS, given_arguments, usable_text
 
 ScopeName = Literal["agent", "session", "global"]
 
@@ -63,28 +63,11 @@ def _whole(value: Any) -> Any:
 WholeNumber = Annotated[StrictInt, BeforeValidator(_whole)]
 
 
-def bounded_number(low: float, high: float | None = None) -> Any:
-    """A number from ``low`` to ``high`` (no bound when None), checked by ``model.parse_number``
-    so NaN and the infinities are refused naming the range, as a value out of it is: pydantic's own
-    bounds told ``"importance": NaN`` (which Python's json reads) that it "should be less than or
-    equal to 1". The one check for every bounded float of a body or query; the schema still shows
-    the bounds."""
-    allowed = f"a number from {low:g} to {high:g}" if high is not None else f"a number, {low:g} or more"
-
-    def check(value: float) -> float:
-        try:
-            return parse_number(value, "", allowed, low, high)
-        except ValidationError as exc:
-            raise PydanticCustomError("out_of_range", "{problem} (allowed: {allowed})",
-                                      {"problem": exc.problem, "allowed": exc.allowed}) from None
-
-    bounds = {"minimum": low} | ({"maximum": high} if high is not None else {})
-    return Annotated[float, AfterValidator(check), WithJsonSchema({"type": "number", **bounds})]
-
-
 # Importance and relevance: 0 to 1, the range of recall's scores.
 FromZeroToOne = bounded_number(0, 1)
 ZeroOrMore = bounded_number(0)
+# How many earlier exchanges semantic recall returns: as far as the history.recap_top_k setting goes.
+RecapTopK = bounded_integer(1, MAX_RECAP_TOP_K, WholeNumber)
 
 
 class Body(BaseModel):
@@ -216,7 +199,7 @@ class SemanticRecallIn(Body):
 
     input: SearchText = Field(..., description="The current question.")
     chatId: UsableText | None = None  # noqa: N815 - the wire name
-    topK: WholeNumber | None = Field(None, ge=1, le=MAX_RECAP_TOP_K)  # noqa: N815 - as far as history.recap_top_k
+    topK: RecapTopK | None = None  # noqa: N815 - as far as history.recap_top_k
 
 
 class ToolCallIn(Body):

@@ -19,12 +19,15 @@ from pydantic import Field
 from engram.engine import Engram
 from engram.history.settings import MAX_RECAP_TOP_K
 from engram.interfaces import present, seams
+from engram.interfaces.bounds import bounded_integer
 from engram.interfaces.mcp.annotations import READ
 from engram.interfaces.mcp.errors import tool_errors
 
 # The history names a chat id it refuses ``chatId`` (Clawless's field), a key ``key`` or one of its
 # parts (``key.chat``): here each is ``chat_id``, the one value given.
 CHAT_WIRE = dict.fromkeys(("key.channel", "key.chat", "key.thread", "chatId", "key"), "chat_id")
+# As far as the history.recap_top_k setting goes (the library takes any number: one past every exchange).
+RecapTopK = bounded_integer(1, MAX_RECAP_TOP_K)
 
 
 def register(server: MCPServer, resolve: Callable[..., Engram]) -> None:
@@ -39,7 +42,7 @@ def register(server: MCPServer, resolve: Callable[..., Engram]) -> None:
         chat_id: Annotated[str | None, Field(description=(
             "Only this conversation: a chat id (\"42\": that chat on any channel) or a conversation key "
             "(\"telegram:42\", \"slack:C1:T7\"); default: every conversation of yours."))] = None,
-        top_k: Annotated[int | None, Field(ge=1, le=MAX_RECAP_TOP_K, description=(
+        top_k: Annotated[RecapTopK | None, Field(description=(
             f"Most exchanges to return, 1 to {MAX_RECAP_TOP_K}; default: the history.recap_top_k setting "
             "(3 unless set)."))] = None,
     ) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from pydantic import Field
 from engram.agent.tools import store_entry
 from engram.engine import Engram, Filters
 from engram.interfaces import present
+from engram.interfaces.bounds import LinkDepth, RecallLimit
 from engram.interfaces.mcp.annotations import DELETE, LINK, READ, WRITE
 from engram.interfaces.mcp.errors import tool_errors
 from engram.model import Memory
@@ -54,10 +55,10 @@ def register(server: MCPServer, resolve: Callable[..., Engram]) -> None:
         "(at most `limit` more; each further hop adds at most `limit` too)."))
     def memory_recall(
         query: Annotated[str, Field(description="What to look for, in plain words.")],
-        limit: Annotated[int, Field(ge=1, le=100, description="Most entries to return (default 5).")] = 5,
+        limit: Annotated[RecallLimit, Field(description="Most entries to return (default 5).")] = 5,
         category: Annotated[Literal["core", "knowledge", "conversation"] | None, Field(
             description="Only entries of this category.")] = None,
-        depth: Annotated[int, Field(ge=0, le=3, description=(
+        depth: Annotated[LinkDepth, Field(description=(
             "0: the matches only; 1 also their linked entries; 2-3 follow links further."))] = 0,
     ) -> dict[str, Any]:
         with tool_errors():

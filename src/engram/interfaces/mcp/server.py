@@ -30,11 +30,12 @@ from engram.about import __version__
 from engram.engine import Engram, Filters
 from engram.errors import ValidationError
 from engram.interfaces import present, seams, tool_calls
+from engram.interfaces.bounds import LinkDepth, ListLimit, RecallLimit
 from engram.interfaces.mcp import context as mcp_context
 from engram.interfaces.mcp import conversations, ptrclaw
 from engram.interfaces.mcp.annotations import DELETE, LINK, READ, WRITE
 from engram.interfaces.mcp.errors import EngramMCPServer, tool_errors
-from engram.model import CLEARABLE_FIELDS, MAX_LIST_LIMIT, MAX_OFFSET, Memory
+from engram.model import CLEARABLE_FIELDS, MAX_OFFSET, Memory
 
 # Gives the Engram a call acts for from the transport's request: None on stdio, the
 # authenticated Starlette request over HTTP; ``reading=True`` from a tool or resource that only
@@ -259,13 +260,13 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[..., Engram]) -> None:
         "use min_relevance (e.g. 0.3) to drop weak matches. An empty list means nothing relevant is stored."))
     def recall(
         query: Annotated[str, Field(description="What you want to know, in plain words.")],
-        limit: Annotated[int | None, Field(ge=1, le=100, description=(
+        limit: Annotated[RecallLimit | None, Field(description=(
             "Most results to return; default: the recall.limit setting (10 unless set)."))] = None,
         min_relevance: Annotated[FromZeroToOne | None, Field(description="Drop results below this.")] = None,
         filters: Annotated[RecallFilters | None, Field(
             description="Optional: {\"tags\": [...] (all must match), \"session_id\": \"...\", "
                         "\"category\": \"knowledge\", \"type\": \"decision\"}.")] = None,
-        depth: Annotated[int, Field(ge=0, le=3, description=(
+        depth: Annotated[LinkDepth, Field(description=(
             "1 also returns memories linked to the matches (at most `limit` more); 2-3 follow links further, "
             "each hop adding at most `limit`."))] = 0,
         when: Annotated[str | None, Field(
@@ -369,7 +370,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[..., Engram]) -> None:
         "oldest, the most important or the most recently used. Filter by tags, category, type or metadata (where); "
         "page with offset. filters.session_id lists one session's memories, as recall's finds them."))
     def list_memories(
-        limit: Annotated[int, Field(ge=1, le=MAX_LIST_LIMIT, description="Most memories to return.")] = 20,
+        limit: Annotated[ListLimit, Field(description="Most memories to return.")] = 20,
         order: Annotated[Literal["recent", "oldest", "importance", "accessed"], Field(
             description="recent (default): newest first; accessed: most recently recalled first.")] = "recent",
         tags: Annotated[list[str] | None, Field(description="Only memories with all of these tags.")] = None,
