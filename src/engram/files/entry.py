@@ -196,14 +196,6 @@ def hashes_as_but_for_importance(entry: Entry, importance: float, digest: str) -
     return replace(entry, importance=importance).digest() == digest
 
 
-def _an_id(text: str) -> bool:
-    try:
-        parse_id(text)
-    except ValidationError:
-        return False
-    return True
-
-
 def default_type(category: Category) -> str:
     return "conversation" if category is Category.CONVERSATION else "learned"
 
@@ -220,15 +212,18 @@ def build_entry(raw: Mapping[str, Any], *, max_content_chars: int, line: int = 0
     memory_type = parse_type(raw.get("type") or default_type(category))
     layer = parse_layer(raw["layer"]) if raw.get("layer") else layer_for_type(memory_type)
     entry_id = raw.get("id")
-    # Trimmed (a hand edit's spaces around it), then an id as every import takes one (``parse_id``):
-    # one with a space inside would be stored and then named by no door.
-    if entry_id is not None and (not isinstance(entry_id, str) or not entry_id.strip()
-                                 or not _an_id(entry_id.strip())):
-        raise ValidationError("id", f"{jsondoc.shown(entry_id)} is not an id", "the id engram wrote, or none for a new entry")
+    if entry_id is not None:
+        # Trimmed (a hand edit's spaces around it), then an id as every import takes one (``parse_id``):
+        # one with a space inside would be stored and then named by no door.
+        try:
+            entry_id = parse_id(entry_id.strip() if isinstance(entry_id, str) else entry_id)
+        except ValidationError:
+            raise ValidationError("id", f"{jsondoc.shown(raw['id'])} is not an id",
+                                  "the id engram wrote, or none for a new entry") from None
     precise = _time(raw.get("created_at"), "created_at")
     return Entry(
         content=parse_content(raw.get("content", ""), max_content_chars),
-        id=entry_id.strip() if isinstance(entry_id, str) else None,
+        id=entry_id,
         key=parse_key(raw["key"]) if raw.get("key") else None,
         category=category,
         type=memory_type,
