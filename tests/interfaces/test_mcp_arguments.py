@@ -83,7 +83,12 @@ async def _null_text_is_text(client: Client) -> None:
                 ("remember", {"content": "where does this go?", "scope": "null"},
                  'invalid scope: unknown scope "null" (allowed: '),
                 ("recall", {"query": "bees", "filters": "null"}, "invalid filters: "),
-                ("forget", {"older_than_days": "null", "dry_run": True}, "invalid older_than_days: "))
+                ("forget", {"older_than_days": "null", "dry_run": True}, "invalid older_than_days: "),
+                # A whole number out of its range names the range, as the library and CLI do.
+                ("list", {"limit": 0}, "invalid limit: 0 is out of range (allowed: 1 to 1000)"),
+                ("list", {"offset": -1}, "invalid offset: -1 is out of range (allowed: 0 to 1000000000)"),
+                ("recall", {"query": "bees", "limit": 101}, "invalid limit: 101 is out of range (allowed: 1 to 100)"),
+                ("recall", {"query": "bees", "depth": 4}, "invalid depth: 4 is out of range (allowed: 0 to 3)"))
     for tool, args, said in refusals:
         assert said in _error_text(await client.call_tool(tool, args)), (tool, args)
     listed = [m["content"] for m in _data(await client.call_tool("list", {"limit": 100}))["memories"]]

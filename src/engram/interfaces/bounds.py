@@ -14,7 +14,7 @@ from pydantic import AfterValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from engram.errors import ValidationError
-from engram.model import MAX_LINK_DEPTH, MAX_LIST_LIMIT, MAX_RECALL_LIMIT, parse_integer, parse_number
+from engram.model import MAX_LINK_DEPTH, MAX_LIST_LIMIT, MAX_OFFSET, MAX_RECALL_LIMIT, parse_integer, parse_number
 
 
 def _checked(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -53,4 +53,5 @@ def bounded_integer(low: int, high: int | None = None, base: Any = int) -> Any:
 # The engine's bounds of a recall, at every door that takes them.
 RecallLimit = bounded_integer(1, MAX_RECALL_LIMIT)
 ListLimit = bounded_integer(1, MAX_LIST_LIMIT)  # a list's page, a memory's links
+ListOffset = bounded_integer(0, MAX_OFFSET)
 LinkDepth = bounded_integer(0, MAX_LINK_DEPTH)

@@ -11,7 +11,7 @@ from fastapi import Depends, Query
 from engram.engine import Engram, Filters, one_selector
 from engram.errors import ValidationError
 from engram.interfaces import present
-from engram.interfaces.bounds import LinkDepth, ListLimit, RecallLimit, bounded_integer
+from engram.interfaces.bounds import LinkDepth, ListLimit, ListOffset, RecallLimit
 from engram.interfaces.http import (
     problems,
     refs,  # noqa: F401 - registers the ``ref`` path converter
@@ -27,7 +27,7 @@ from engram.interfaces.http.schemas import (
     MemoryReplace,
     SupersedeIn,
 )
-from engram.model import MAX_OFFSET, MAX_REASON_CHARS, Memory
+from engram.model import MAX_REASON_CHARS, Memory
 
 router = Router(prefix="/api/v1/memory", tags=["memory"])
 
@@ -39,7 +39,7 @@ TYPE_ROUTES = {"experiences": "experience", "learned": "learned", "conversations
 Eng = Annotated[Engram, Depends(agent_engine)]
 EngOpener = Annotated[Callable[..., Engram], Depends(agent_engine_opener)]
 Limit = Annotated[ListLimit, Query()]  # the engine's, as every door's list
-Offset = Annotated[bounded_integer(0, MAX_OFFSET), Query()]
+Offset = Annotated[ListOffset, Query()]
 Order = Literal["recent", "oldest", "importance", "accessed"]
 # Time filters: ISO 8601 or epoch seconds, read by the engine (which names the field when it cannot).
 AsOf = Annotated[str | None, Query(max_length=64, description="Only facts valid at this time.")]

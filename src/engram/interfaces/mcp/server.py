@@ -30,12 +30,12 @@ from engram.about import __version__
 from engram.engine import Engram, Filters
 from engram.errors import ValidationError
 from engram.interfaces import present, seams, tool_calls
-from engram.interfaces.bounds import LinkDepth, ListLimit, RecallLimit
+from engram.interfaces.bounds import LinkDepth, ListLimit, ListOffset, RecallLimit
 from engram.interfaces.mcp import context as mcp_context
 from engram.interfaces.mcp import conversations, ptrclaw
 from engram.interfaces.mcp.annotations import DELETE, LINK, READ, WRITE
 from engram.interfaces.mcp.errors import EngramMCPServer, tool_errors
-from engram.model import CLEARABLE_FIELDS, MAX_OFFSET, Memory
+from engram.model import CLEARABLE_FIELDS, Memory
 
 # Gives the Engram a call acts for from the transport's request: None on stdio, the
 # authenticated Starlette request over HTTP; ``reading=True`` from a tool or resource that only
@@ -376,7 +376,7 @@ def _clawcode_tools(server: MCPServer, resolve: Callable[..., Engram]) -> None:
         tags: Annotated[list[str] | None, Field(description="Only memories with all of these tags.")] = None,
         category: CategoryFilter = None,
         type: Annotated[str | None, Field(description="Only this type, e.g. decision.")] = None,
-        offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, description="Skip this many (for the next page).")] = 0,
+        offset: Annotated[ListOffset, Field(description="Skip this many (for the next page).")] = 0,
         since: Since = None,
         until: Until = None,
         where: Where = None,
