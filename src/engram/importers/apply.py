@@ -1,5 +1,6 @@
 """Write a ``Plan`` through an ``Engram``: memories, and the changes to memories earlier imports
-made, in one all-or-nothing store import; then conversation messages and summaries, then operator notes.
+made, in one all-or-nothing store import; then conversation messages and summaries, then operator notes
+(their ``MEMORY.md`` checked before the first write: ``_check_operator_notes``).
 
 Every record is turned into a ``Memory`` (validated, PII screened as ``remember`` does) before
 anything is written, so a bad record raises ``SnapshotError`` naming its place and stores nothing;
@@ -38,7 +39,7 @@ from engram import jsondoc
 from engram.agent_databases import not_made_yet
 from engram.audit import forgotten_from
 from engram.bulk import store_and_embed
-from engram.errors import SnapshotError, ValidationError
+from engram.errors import SnapshotError, StorageError, ValidationError
 from engram.history.base import check_summary
 from engram.history.keys import normal_key, shown_key
 from engram.ids import key_from_content
@@ -62,6 +63,8 @@ from engram.text import counted
 from engram.writes import PendingWrite, announce
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from engram.engine import Engram
     from engram.history.service import History
 
@@ -90,7 +93,7 @@ class ImportSummary:
     messages_skipped: int = 0
     summaries_imported: int = 0
     summaries_skipped: int = 0  # the conversation already had it, or a summary of its own
-    operator_notes: str = "none"  # none | added | present | skipped
+    operator_notes: str = "none"  # none | added | present | skipped | failed (a warning says why)
     warnings: tuple[str, ...] = field(default_factory=tuple)
     # The engram agents whose memories or conversations the records are in (new or already there):
     # a source's own users and agents become engram agents, which the importing one does not see.
@@ -145,6 +148,7 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
         stored = _stored_histories(engram)
         batches, present = _history_batches(engram, messages, by_place, stored)
         _check_summaries(engram, summaries, stored)
+    _check_operator_notes(engram, plan, operator_notes)  # appended last: refused now, before the first write
     writes: list[_Write] = []
     kept: list[Memory] = []
     for agent, target, memories, first, existing in held:
@@ -168,7 +172,7 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     else:
         added, gained = _append_history(engram, batches, present, len(messages), report, warnings, by_place)
         summaries_set, summaries_kept = _set_summaries(engram, summaries, warnings)
-    notes = _operator_notes(engram, plan, operator_notes)
+    notes = _operator_notes(engram, plan, operator_notes, warnings)
     # Every record read is imported, updated, forgotten or skipped (a copy repeated in the source is skipped).
     agents = ({m.scope.agent for m in kept if m.scope.agent} | {agent for (agent, _), _, _ in messages}
               | {agent for (agent, _), _ in summaries})
@@ -911,17 +915,46 @@ def _set_summaries(engram: Engram, summaries: list[tuple[Conversation, HistorySu
     return done, kept
 
 
-def _operator_notes(engram: Engram, plan: Plan, allowed: bool) -> str:
-    if plan.operator_notes is None:
-        return "none"
-    if not allowed or engram.settings is None:
-        return "skipped"
-    from engram.files.memory_md import ensure_memory_md
+def _notes_home(engram: Engram, plan: Plan, allowed: bool) -> Path | None:
+    """The home whose ``MEMORY.md`` the plan's operator notes join, or None when they join none
+    (the plan has none, the caller left them out, an engine without settings has no home)."""
+    if plan.operator_notes is None or not allowed or engram.settings is None:
+        return None
+    return engram.settings.home
 
-    path = ensure_memory_md(engram.settings.home)
-    text = path.read_text(encoding="utf-8")
-    if plan.operator_notes in text:
-        return "present"
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(f"\n\n## Imported from {plan.source}\n\n{plan.operator_notes}\n")
-    return "added"
+
+def _check_operator_notes(engram: Engram, plan: Plan, allowed: bool) -> None:
+    """Refuse the import, before its first write, when the notes could not join ``MEMORY.md``
+    (``memory_md.append_problem``): they are written last, after every memory and message, and a
+    failure there would leave the import half done. The check creates no file: a missing one is
+    made (from the template) when the notes are appended."""
+    home = _notes_home(engram, plan, allowed)
+    if home is None:
+        return
+    from engram.files.memory_md import append_problem, memory_md_path
+
+    problem = append_problem(home)
+    if problem is not None:
+        raise ValidationError(str(memory_md_path(home)),
+                              f"{problem}, and this {plan.source} import appends its operator notes to it: "
+                              "nothing was imported",
+                              "a UTF-8 text file engram can append to: fix it or move it away (a new one is made), "
+                              "or import without the notes (engram import --into-agent, which also keeps everything "
+                              "in this agent; operator_notes=False from Python)")
+
+
+def _operator_notes(engram: Engram, plan: Plan, allowed: bool, warnings: list[str]) -> str:
+    """Append the notes (``_check_operator_notes`` found the file fit before the first write); a
+    failure now (the file changed since, a full disk) is a warning, as the rest is stored already."""
+    home = _notes_home(engram, plan, allowed)
+    if home is None or plan.operator_notes is None:
+        return "none" if plan.operator_notes is None else "skipped"
+    from engram.files.memory_md import add_notes
+
+    try:
+        added = add_notes(home, f"Imported from {plan.source}", plan.operator_notes)
+    except StorageError as exc:
+        warnings.append(f"operator notes not added to MEMORY.md: {exc}; the rest was imported (import again "
+                        "once the file is fixed to add them, or paste them in by hand)")
+        return "failed"
+    return "added" if added else "present"
