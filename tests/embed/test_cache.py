@@ -151,7 +151,8 @@ def test_a_new_cache_file_keeps_vectors_in_a_rowid_table(tmp_path):
         conn.close()
 
 
-def test_a_cache_file_of_the_earlier_layout_is_read_and_written_as_it_is(tmp_path):
+def test_a_cache_file_of_the_earlier_layout_is_read_and_written(tmp_path):
+    # Opening it moves it into the rowid table (test_cache_bound.py): its vectors are all kept.
     path = tmp_path / "cache.db"
     conn = sqlite3.connect(path)
     conn.execute("CREATE TABLE embedding_cache (identity TEXT NOT NULL, text_hash BLOB NOT NULL, vector BLOB NOT NULL,"

@@ -88,8 +88,9 @@ def create_embedder(
 ) -> Embedder | None:
     """The :class:`Embedder` the settings ask for, or None when embeddings are off.
 
-    ``cache_path`` is the SQLite file of the persistent cache (used when ``settings.cache``);
-    without it the cache is in-process only. ``cache_key`` encrypts that file (the store's key).
+    ``cache_path`` is the SQLite file of the persistent cache (used when ``settings.cache``, of at
+    most ``settings.cache_max_entries`` rows); without it the cache is in-process only.
+    ``cache_key`` encrypts that file (the store's key).
 
     Raises:
         ConfigError: unknown provider, missing key, or a model without a known size.
@@ -109,7 +110,8 @@ def create_embedder(
             f"embeddings.dims is {settings.dims} but {provider.identity} makes "
             f"{provider.identity.dims}-d vectors"
         )
-    cache = EmbeddingCache(cache_path, key=cache_key) if settings.cache else None
+    cache = (EmbeddingCache(cache_path, key=cache_key, max_entries=settings.cache_max_entries)
+             if settings.cache else None)
     return Embedder(provider, batch_size=settings.batch_size, cache=cache, max_retries=settings.max_retries)
 
 

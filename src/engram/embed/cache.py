@@ -10,6 +10,13 @@ store: a vector per content and text hashes that confirm a guessed text are wort
 file that does not open with the key (a plaintext cache from before the key was set, or another
 key's) is only a cache: it is deleted and started afresh rather than left readable.
 
+The file holds at most ``max_entries`` rows (``embeddings.cache_max_entries``): every distinct text
+embedded, recall queries included, would otherwise stay for good, and so would the rows of a model
+no longer configured. Each write deletes, in the same transaction, the rows written before the
+newest ``max_entries``, whatever their model's identity (so an old model's rows, being older, go
+first). Deleted vectors are zeroed (``secure_delete``) and their pages reused by later writes; the
+file does not shrink.
+
 Until engram's shared SQLite helper exists this opens the file with ``pysqlite3.dbapi2`` when it
 is importable, else the standard library's ``sqlite3``.
 """
@@ -26,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from engram.errors import StorageError
+from engram.errors import StorageError, ValidationError
 
 try:  # pragma: no cover - depends on the platform
     from pysqlite3 import dbapi2 as sqlite3
@@ -38,24 +45,44 @@ except ImportError:  # pragma: no cover
 # or three to a page, so each insert at a random hash split and rewrote full pages: a batch of
 # stores wrote ~2.5x the bytes to the WAL and spent ~2.3x the CPU (53 us a row against 23 here),
 # the file grew to ~2.7x its payload, and the cache's writes were ~15% of the CPU of a store
-# through the server's write queue. The columns, key and statements are the same either way, so
-# a cache file made with the earlier layout is read and written as it is (and keeps that layout).
-_SCHEMA = """
+# through the server's write queue. A file made with the earlier layout is moved into this one
+# when opened (``_to_rowid_layout``): the bound below orders rows by rowid.
+_TABLE = """
 CREATE TABLE IF NOT EXISTS embedding_cache (
     identity  TEXT NOT NULL,
     text_hash BLOB NOT NULL,
     vector    BLOB NOT NULL,
     created   REAL NOT NULL DEFAULT (unixepoch('subsec')),
     PRIMARY KEY (identity, text_hash)
-);
--- ``drop`` deletes a text's rows under every identity: without this it read the whole file.
-CREATE INDEX IF NOT EXISTS embedding_cache_text ON embedding_cache (text_hash);
--- One row, 'zeroed_since', once ``drop`` vacuumed the file: every write since zeroed what it freed.
+)"""
+# ``drop`` deletes a text's rows under every identity: without this it read the whole file.
+_TEXT_INDEX = "CREATE INDEX IF NOT EXISTS embedding_cache_text ON embedding_cache (text_hash)"
+# One row, 'zeroed_since', once ``drop`` vacuumed the file: every write since zeroed what it freed.
+_META = """
 CREATE TABLE IF NOT EXISTS embedding_cache_meta (
     name  TEXT PRIMARY KEY,
     value TEXT NOT NULL
-)
-"""
+)"""
+_SCHEMA = ";\n".join((_TABLE, _TEXT_INDEX, _META))
+
+
+# About 150 MB of vectors at 384 dimensions (1.5 KB a row), a few MB of hashes beside them.
+DEFAULT_MAX_ENTRIES = 100_000
+
+# The bound, enforced in the transaction of each write (which holds SQLite's write lock, so every
+# process's committed rows are seen and none is written meanwhile): the rows whose rowid is within
+# ``max_entries`` of the largest are kept. A new row's rowid is the largest plus one, so rowid
+# order is the order rows were written, by whichever process (the ``created`` clocks of several
+# processes need not agree, and ``created`` has no index). It is one seek for ``max(rowid)`` and a
+# delete of a range at the b-tree's start; no row is counted (a COUNT(*) reads a whole index), so
+# a write costs the same at 100 rows as at 100,000 (at the bound, writing one vector deletes one:
+# ~40 us more CPU than the ~75 us of the write alone, measured), and an older engram writing the
+# same file without the bound is caught up by this one's next write. At most ``max_entries`` rows
+# are kept; fewer when rows in that range were deleted since (an erase's ``drop``, a ``clear``, a
+# text written again, which takes a new rowid).
+# Oldest written, not least recently used: recency of use would need each read to write (a time
+# per hit), turning every recall's query lookup into a write transaction on a shared file.
+_EVICT = "DELETE FROM embedding_cache WHERE rowid <= (SELECT max(rowid) FROM embedding_cache) - ?"
 
 
 def text_key(text: str) -> bytes:
@@ -66,7 +93,15 @@ class EmbeddingCache:
     """Persistent when given a path, in-process only (LRU) when ``path`` is None."""
 
     def __init__(self, path: Path | str | None, *, lru_size: int = 4096, busy_timeout_ms: int = 5000,
-                 key: str | None = None) -> None:
+                 key: str | None = None, max_entries: int = DEFAULT_MAX_ENTRIES) -> None:
+        """``max_entries`` bounds the rows of the file (see the module's docstring).
+
+        Raises:
+            ValidationError: ``max_entries`` is below 1 (``cache=False`` turns the cache off).
+        """
+        if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
+            raise ValidationError("max_entries", f"{max_entries!r} is not a whole number of 1 or more", ">= 1")
+        self.max_entries = max_entries
         self.path = Path(path) if path is not None else None
         self.key = key
         self.lru_size = lru_size
@@ -93,6 +128,7 @@ class EmbeddingCache:
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.execute("PRAGMA secure_delete = ON")  # zero what a write frees: ``drop`` needs no VACUUM
                 conn.executescript(_SCHEMA)
+                _to_rowid_layout(conn, self.max_entries)
             except (sqlite3.Error, OSError) as exc:
                 raise StorageError(f"embedding cache {self.path}: cannot open: {exc}") from exc
             self._conn = conn
@@ -177,6 +213,7 @@ class EmbeddingCache:
                     "INSERT OR REPLACE INTO embedding_cache (identity, text_hash, vector) VALUES (?, ?, ?)",
                     rows,
                 )
+                db.execute(_EVICT, (self.max_entries,))
                 db.execute("COMMIT")
             except sqlite3.Error as exc:
                 if db.in_transaction:
@@ -247,3 +284,36 @@ class EmbeddingCache:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+
+def _to_rowid_layout(conn: Any, max_entries: int) -> None:
+    """Move a cache file of the earlier ``WITHOUT ROWID`` layout into the rowid table, once: the
+    bound orders rows by rowid, which that layout has not. Its newest ``max_entries`` rows by
+    ``created`` (one clock wrote them, in one process's order) are copied in that order, so rowid
+    order follows it; the rest is a cache and goes. One transaction under the write lock: another
+    process opening the file at once finds it moved and does nothing."""
+    if not _without_rowid(conn):
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if _without_rowid(conn):
+            conn.execute("ALTER TABLE embedding_cache RENAME TO embedding_cache_earlier")
+            conn.execute(_TABLE)
+            conn.execute(
+                "INSERT INTO embedding_cache (identity, text_hash, vector, created)"
+                " SELECT identity, text_hash, vector, created FROM"
+                " (SELECT * FROM embedding_cache_earlier ORDER BY created DESC LIMIT ?) ORDER BY created",
+                (max_entries,),
+            )
+            conn.execute("DROP TABLE embedding_cache_earlier")  # and its index of text hashes
+            conn.execute(_TEXT_INDEX)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _without_rowid(conn: Any) -> bool:
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'embedding_cache'").fetchone()
+    return row is not None and "WITHOUT ROWID" in " ".join(row[0].upper().split())

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from pydantic import ConfigDict, Field, SecretStr, field_validator
 
+from engram.embed.cache import DEFAULT_MAX_ENTRIES
 from engram.settings_section import SettingsSection
 
 
@@ -31,6 +32,10 @@ class EmbeddingSettings(SettingsSection):
     timeout_s: float = Field(30.0, gt=0)
     max_retries: int = Field(3, ge=0, le=10)
     cache: bool = Field(True, description="keep vectors in a persistent cache keyed by model and text")
+    # 0 is refused, not taken as "no bound": a cache that grows for ever is what the bound is for,
+    # and one that keeps nothing is ``cache = false``. The top is SQLite's largest integer.
+    cache_max_entries: int = Field(DEFAULT_MAX_ENTRIES, ge=1, le=2**63 - 1,
+                                   description="most vectors the cache file keeps; the oldest written go first")
 
     @field_validator("provider")
     @classmethod
