@@ -269,12 +269,8 @@ def recall(
 ) -> None:
     """Earlier exchanges of this agent's conversations like QUERY, oldest first, as the recap block
     an agent puts in its prompt (Clawless's semantic recall; --json: its entries and the recap)."""
-    from engram.history.settings import MAX_RECAP_TOP_K
     from engram.interfaces import present, seams
-    from engram.model import parse_integer
 
-    if top_k is not None:  # as far as HTTP's topK and MCP's top_k go (the setting's own bound)
-        top_k = parse_integer(top_k, "top_k", 1, MAX_RECAP_TOP_K)
     st = state(ctx)
     engram = st.reading_engram(warm=True)
     # The history names a chat id it refuses ``chatId`` (Clawless's field), a key ``key`` or one of
