@@ -412,7 +412,8 @@ def _entry(entry: Any, where: str, max_chars: int, default_scope: Scope, screen:
             category=category,
             type=memory_type,
             layer=layer,
-            tags=parse_tags(entry.get("tags"), drop_empty=True),
+            # (engram's JSON store, no ``warnings``, reads back the tags it stored before MAX_TAGS)
+            tags=parse_tags(entry.get("tags"), drop_empty=True, bounded=warnings is not None),
             metadata=metadata,
             importance=parse_importance(entry.get("importance", 0.5)),
             related_entity=entity,

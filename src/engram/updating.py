@@ -13,6 +13,7 @@ A part of ``Engram``: a mixin composed in ``engine`` (``scoping`` says why the e
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -76,9 +77,15 @@ class _Updating:
             fields["valid_from"] = None  # read again from the new content (``TimeReader.dated_by_content``)
         # Empty tags and metadata are given as empty: None would keep the stored ones.
         fields.update({name: {"tags": (), "metadata": {}}.get(name) for name in cleared})
-        return self._pending_write(
+        # Tags kept are kept as stored, not judged again: a memory stored before MAX_TAGS with more
+        # stays changeable (its importance, its text) without giving fewer.
+        keeps_tags = "tags" not in given and "tags" not in cleared
+        if keeps_tags:
+            fields["tags"] = ()
+        pending = self._pending_write(
             fields.pop("content"), key=old.key, scope=old.scope, derive_valid_from="valid_from" not in cleared,
             updating=old, **fields)
+        return dataclasses.replace(pending, draft=dataclasses.replace(pending.draft, tags=old.tags)) if keeps_tags else pending
 
     def replace(
         self,

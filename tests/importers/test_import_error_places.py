@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from engram.errors import SnapshotError
 from engram.interfaces.cli.app import app
+from engram.model import TAGS_ALLOWED
 from tests.importers.test_import_cli import as_json
 
 LONG = "word " * 40_000  # 200,000 characters: past the default content limit
@@ -55,6 +56,8 @@ JSON_SPELLING = [
     ({"categories": [{"a": 1}]}, "results[0].categories[0]: got an object (allowed: a tag's text)"),
     ({"categories": ["a,b"]},
      "results[0].categories: got \"a,b\", not a usable tag (allowed: up to 64 printable characters, no commas)"),
+    ({"categories": [f"t{i}" for i in range(101)]},
+     f"results[0].categories: has more than 100 different tags (101 given) (allowed: {TAGS_ALLOWED})"),
 ]
 
 

@@ -12,7 +12,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from engram.engine import Engram
+from engram.errors import SnapshotError
 from tests.importers.test_import_cli import as_json, run
 
 V1 = {"id": "m-1", "memory": "Likes green tea", "hash": "1b0a0c5f", "user_id": "sam", "categories": ["food"],
@@ -180,3 +183,21 @@ def test_the_cli_keeps_a_tag_added_in_engram_and_the_mem0_export_leaves_the_book
     [item] = json.loads(out.read_text(encoding="utf-8"))["results"]
     assert (item["id"], item["categories"], item["metadata"]) == ("m-1", ["drinks", "mine"], {"source": "email"})
     assert "imported_tags" not in json.dumps(item) and "imported_text_sha256" not in json.dumps(item)
+
+
+def test_mem0s_categories_and_the_tags_added_in_engram_past_the_bound_are_refused_naming_the_item(
+        tmp_path: Path) -> None:
+    # 60 new categories beside 50 tags added in engram: 110, past MAX_TAGS (100). The import is
+    # refused naming mem0's field, before anything is written, and the memory is kept as it was.
+    with opened(tmp_path) as engram:
+        engram.import_from(export(V1), "mem0")
+        sam = engram.for_agent("sam")
+        [memory] = sam.list(limit=10)
+        tagged = sam.update(memory, tags=["food", *(f"mine{i}" for i in range(50))]).memory
+        later = _after(tagged.updated_at, V2, categories=[f"new{i}" for i in range(60)])
+        with pytest.raises(SnapshotError) as refused:
+            engram.import_from(export(later, OTHER), "mem0")
+        assert str(refused.value).startswith(
+            f"results[0].categories: with the 50 tags added in engram to memory {memory.key}, has 110 different tags "
+            "(allowed: at most 100 different tags"), refused.value
+        assert sam.get(memory.id) == tagged and sam.count() == 1

@@ -28,13 +28,16 @@ BAD = [
 ]
 
 
-# An entity or source ``remember`` would refuse: they were stored as given (a NUL, 1,000 characters),
-# and no memory file can hold them, so a folder synced from the store could not be read back.
+# An entity, source or tags ``remember`` would refuse: they were stored as given (a NUL, 1,000
+# characters, 101 tags), and no memory file can hold them, so a folder synced from the store could
+# not be read back.
 REMEMBER_REFUSES = [
     ({"related_entity": "a\x00b"}, "memories[1].related_entity: contains a NUL character at position 1"),
     ({"source": "s" * 201}, "memories[1].source: is longer than 200 characters (allowed: up to 200 characters)"),
     ({"related_entity": "e" * 1000}, "memories[1].related_entity: is longer than 200 characters"),
     ({"session_id": "s\x00"}, "memories[1].session_id: contains a NUL character at position 1"),
+    ({"tags": [f"t{i}" for i in range(101)]}, "memories[1].tags: has more than 100 different tags (101 given)"),
+    ({"tags": ",".join(f"t{i}" for i in range(101))}, "memories[1].tags: has more than 100 different tags"),
 ]
 
 

@@ -81,6 +81,25 @@ def test_jsonfile_write_is_atomic(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["memory.json"]  # no temp files left behind
 
 
+def test_jsonfile_reads_back_more_tags_than_a_write_may_give_and_an_import_refuses_them(tmp_path: Path) -> None:
+    # A store written before MAX_TAGS may hold more: it still opens with them all (no memory of it
+    # lost, the file unchanged), while importing that file, as any document, refuses the entry by name.
+    path = tmp_path / "memory.json"
+    with Engram(JsonFileMemoryStore(path), agent="a") as mem:
+        mem.remember("many tags", key="k", tags=["drink"])
+        mem.remember("few tags", key="f", tags=["drink"])
+    data = json.loads(path.read_text())
+    data["entries"][0]["tags"] = [f"t{i}" for i in range(150)]
+    path.write_text(json.dumps(data))
+    with Engram(JsonFileMemoryStore(path), agent="a") as mem:
+        assert len(mem.get("k").tags) == 150 and mem.get("f").tags == ("drink",)
+    with Engram(SqliteMemoryStore(tmp_path / "memory.db"), agent="a") as target:
+        with pytest.raises(SnapshotError) as refused:
+            target.import_snapshot(path.read_text())
+        assert str(refused.value).startswith("entries[0].tags: has more than 100 different tags (150 given)")
+        assert target.count() == 0
+
+
 def test_recall_cache_sees_writes_from_another_connection(tmp_path: Path) -> None:
     """Two processes (here: two connections) on one file: a cached recall is not served stale."""
     first = Engram(SqliteMemoryStore(tmp_path / "memory.db"), agent="a")

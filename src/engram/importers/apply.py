@@ -45,6 +45,8 @@ from engram.history.keys import normal_key, shown_key
 from engram.ids import key_from_content
 from engram.importers.base import HistoryEntry, HistorySummary, Plan, Record, record_id
 from engram.model import (
+    MAX_TAGS,
+    TAGS_ALLOWED,
     Memory,
     Message,
     Scope,
@@ -605,6 +607,12 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
         # a tag added in engram stays (refreshed_tags). Zep's are not dated, so its tags stay as they are.
         if record.changed_at is not None:
             tags = refreshed_tags(held, memory.tags, kind)
+            if len(tags) > MAX_TAGS:  # (each side within the bound, both together past it)
+                own = len(tags) - len(memory.tags)
+                raise SnapshotError(record.where + record.fields.get("tags", ".tags"),
+                                    f"with the {own} tags added in engram to memory {held.key}, has {len(tags)} "
+                                    "different tags", f"{TAGS_ALLOWED}: engram update {held.key} --tags with fewer, "
+                                    "and import again; nothing was imported")
             if tags != held.tags:
                 fields["tags"] = tags
         start, end = fields.get("valid_from", held.valid_from), fields.get("valid_until", held.valid_until)

@@ -208,7 +208,7 @@ def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[st
         agent=agent,
         id_field="id",
         fields={"content": ".memory", "key": f".{ENGRAM_ENTRY}.key" if carried.get("key") else ".memory",
-                "created_at": f".{names['created_at']}", "updated_at": f".{names['updated_at']}"},
+                "tags": ".categories", "created_at": f".{names['created_at']}", "updated_at": f".{names['updated_at']}"},
         # mem0 updates a memory in place (same id, new text, later updated_at): a newer export brings
         # that to the memory an earlier import made (apply._changes), an older or the same one nothing.
         # An item engram's own export wrote (its ``engram`` entry names the memory) is engram's record

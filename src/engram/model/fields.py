@@ -45,10 +45,18 @@ def parse_type(value: str) -> str:
     return word
 
 
-TAGS_ALLOWED = "tags of up to 64 printable characters, no commas, none empty ([] or \"\" for no tags)"
+# How many different tags one memory (or one filter) may hold. Tags are labels to narrow by: the
+# systems engram imports from give a handful (mem0's categories, a note's front-matter tags, the
+# headings above a fact), so 100 is generous. Without a bound 100,000 were taken (seconds to parse,
+# a memory file's tags line as long), and a filter built one SQL EXISTS a tag: past about a
+# thousand, SQLite refused the query ("Expression tree is too large") with a storage error.
+MAX_TAGS = 100
+TAGS_ALLOWED = (f"at most {MAX_TAGS} different tags, each up to 64 printable characters, no commas, none empty "
+                "([] or \"\" for no tags)")
 
 
-def parse_tags(value: str | Iterable[str] | None, field: str = "tags", *, drop_empty: bool = False) -> tuple[str, ...]:
+def parse_tags(value: str | Iterable[str] | None, field: str = "tags", *, drop_empty: bool = False,
+               bounded: bool = True) -> tuple[str, ...]:
     """Tags from a list or a comma-separated string: trimmed, lowercased, de-duplicated. ``field``
     names the argument in errors (``forget``'s is ``tag``).
 
@@ -56,7 +64,11 @@ def parse_tags(value: str | Iterable[str] | None, field: str = "tags", *, drop_e
     give to clear them), as blank text is no value for the other optional fields. An empty tag among
     others (``["ok", ""]``, ``"a,,b"``, ``"a,"``) is refused, naming it, rather than dropped: the
     caller meant some tag there and got a memory without it. ``drop_empty`` keeps the old dropping
-    for what engram reads rather than is told (memory files, snapshots, other systems' exports)."""
+    for what engram reads rather than is told (memory files, snapshots, other systems' exports).
+
+    More than ``MAX_TAGS`` tags are refused, counted as kept (``"Ops, ops "`` is one tag), from what
+    engram reads too; ``bounded=False`` reads any number (engram's JSON store reading back what it
+    stored before there was a bound)."""
     if value is None:
         return ()
     if not isinstance(value, str) and (isinstance(value, Mapping) or not isinstance(value, Iterable)):
@@ -64,7 +76,7 @@ def parse_tags(value: str | Iterable[str] | None, field: str = "tags", *, drop_e
     if isinstance(value, str) and not value.strip():
         return ()
     items = value.split(",") if isinstance(value, str) else list(value)
-    tags: list[str] = []
+    tags: dict[str, None] = {}  # (a dict keeps the order given and finds a repeat at once)
     for number, item in enumerate(items, 1):
         # Named as JSON spells them (``got "a,b"``, ``got 5 (a number)``), as every door's input is
         # JSON or text and import errors read so: never Python's ``'a,b'`` or ``None``.
@@ -79,8 +91,9 @@ def parse_tags(value: str | Iterable[str] | None, field: str = "tags", *, drop_e
         if len(tag) > 64 or "," in tag or _NOT_PRINTABLE.search(tag):
             raise ValidationError(field, f"got {jsondoc.shown(tag, 72)}, not a usable tag",
                                   "up to 64 printable characters, no commas")
-        if tag not in tags:
-            tags.append(tag)
+        tags[tag] = None
+        if bounded and len(tags) > MAX_TAGS:  # (refused at the first tag past the bound: the rest unread)
+            raise ValidationError(field, f"has more than {MAX_TAGS} different tags ({len(items)} given)", TAGS_ALLOWED)
     return tuple(tags)
 
 
