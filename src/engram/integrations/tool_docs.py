@@ -13,7 +13,7 @@ Give a key to update that memory later instead of adding a new one. Returns the 
 Args:
     content: The memory itself, as a complete sentence.
     key: Stable name; storing the same key again updates that memory.
-    tags: Short lowercase labels, e.g. ["preferences", "python"].
+    tags: Short lowercase labels (at most 100), e.g. ["preferences", "python"].
     category: core (permanent identity facts), knowledge (things learned, the default) or
         conversation (short-lived notes).
     type: experience, conversation, learned, social, decision, achievement, or another word.

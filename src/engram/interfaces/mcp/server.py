@@ -193,7 +193,7 @@ def _key_instead_of(argument: str) -> str:
             "for a key that is also an id.")
 
 CLEAR_HELP = f"Fields to empty, e.g. [\"valid_until\"]: any of {', '.join(CLEARABLE_FIELDS)}."
-Tags = Annotated[list[str] | None, Field(description="Short lowercase labels, e.g. [\"preferences\", \"python\"].")]
+Tags = Annotated[list[str] | None, Field(description="Short lowercase labels (at most 100), e.g. [\"preferences\", \"python\"].")]
 RelatedEntity = Annotated[str | None, Field(
     description="The person or thing the memory is about, e.g. \"Ada\" (up to 200 characters).")]
 Source = Annotated[str | None, Field(description="Where it came from, e.g. \"chat\" or a URL.")]
