@@ -58,6 +58,7 @@ class Filters:
     type: str | Sequence[str] | None = None
     layer: str | Layer | Sequence[str | Layer] | None = None
     tags: str | Iterable[str] | None = None
+    # The memory's related entity, case ignored (Unicode full case folding): "alice" finds "Alice".
     related_entity: str | None = None
     # key = value by text form: the shorthand of ``where`` equality that text doors (--meta k=v) mean.
     metadata: Mapping[str, Any] | None = None

@@ -59,7 +59,8 @@ MAX_TERMS = 1000
 
 
 def fold_case(text: str) -> str:
-    """``text`` case-folded (Unicode full case folding): ``icontains``'s case rule."""
+    """``text`` case-folded (Unicode full case folding): the case rule of ``icontains`` and of the
+    ``related_entity`` filter (``MemoryFilter``), which SQLite and PostgreSQL apply in SQL alike."""
     return text.casefold()
 
 

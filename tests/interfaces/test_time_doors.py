@@ -167,7 +167,7 @@ def test_http_list_and_search_take_since_until_and_entity_as_the_cli_does(served
 
         assert listed(since="today") == listed(until=today) == found(since="last week") == ["ada", "bo"]
         assert listed(until="yesterday") == found(since="4000000000") == []
-        assert found(entity="Ada") == ["ada"]
+        assert found(entity="Ada") == found(entity="ada") == listed(entity="ADA") == ["ada"]  # case ignored
         for path, params in (("/api/v1/memory", {"since": "whenever"}),
                              ("/api/v1/memory/search", {"q": "bakery", "until": "someday"})):
             bad = c.get(path, params=params)

@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from engram.model.scope import Scope
-from engram.where import Condition, json_text
+from engram.where import Condition, fold_case, json_text
 
 
 class Category(StrEnum):
@@ -246,8 +246,10 @@ ORDERS: tuple[str, ...] = ("recent", "oldest", "importance", "accessed")
 class MemoryFilter:
     """Which memories an operation may see. ``scopes`` are the visible scopes; the other fields
     narrow further (``tags``: every listed tag must be present; ``where``: a condition on the
-    metadata, ``engram.where``, which ``Filters.metadata``'s key = value tests join; ``key``: the
-    memory's key, exactly).
+    metadata, ``engram.where``, which ``Filters.metadata``'s key = value tests join;
+    ``related_entity``: the memory's, case ignored by Unicode full case folding (``engram.where.fold_case``:
+    "alice" finds "Alice", "STRASSE" finds "Straße"; a name is the same name however it was typed,
+    as the PHP entity's MySQL collation compared it); ``key``: the memory's key, exactly, an identifier).
 
     Time (``engram.temporal``): ``since``/``until`` bound the record time (created_at);
     ``happened_from``/``happened_before`` bound the event time (valid_from, else created_at),
@@ -286,7 +288,9 @@ class MemoryFilter:
             return False
         if self.tags and not set(self.tags).issubset(memory.tags):
             return False
-        if self.related_entity is not None and memory.related_entity != self.related_entity:
+        if self.related_entity is not None and (
+            memory.related_entity is None or fold_case(memory.related_entity) != fold_case(self.related_entity)
+        ):
             return False
         if self.key is not None and memory.key != self.key:
             return False

@@ -4,7 +4,9 @@
 two stores cannot come to filter differently; a ``FilterDialect`` gives the few pieces each
 database writes its own way: the placeholder, false, "one of these values" (SQLite's ``IN``
 list, PostgreSQL's ``= ANY`` array), "holds these tags" (a JSON array searched with
-``json_each``, a ``text[]`` compared with ``@>``) and the metadata condition (``where_sql``).
+``json_each``, a ``text[]`` compared with ``@>``), a text case-folded (``engram.where.fold_case``:
+SQLite's registered function, PostgreSQL's ``engram_casefold``; the related entity is compared
+folded, the stored value left as written) and the metadata condition (``where_sql``).
 The time part is ``temporal.sql``'s.
 """
 
@@ -17,7 +19,7 @@ from typing import Any
 from engram.model import MemoryFilter
 from engram.store.sql_store import scope_columns
 from engram.temporal.sql import time_clauses
-from engram.where import Condition
+from engram.where import Condition, fold_case
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,9 @@ class FilterDialect:
     has_tags: Callable[[str, Sequence[str], list[Any]], list[str]]
     # The metadata condition on ``{alias}.metadata``: its SQL; appends its parameters.
     where: Callable[[Condition, str, list[Any]], str]
+    # A text expression's SQL case-folded as ``engram.where.fold_case`` folds it (the database's own
+    # lower() folds A-Z only, or by its build and collation).
+    fold_case: Callable[[str], str]
     # ``({alias}.agent, {alias}.session)`` is one of these pairs, for a filter of more than
     # ``MANY_SCOPES`` scopes: its SQL; appends its parameters. None: every scope its own OR term.
     scope_among: Callable[[str, list[tuple[str, str]], list[Any]], str] | None = None
@@ -61,7 +66,10 @@ def filter_clause(filt: MemoryFilter, alias: str, dialect: FilterDialect) -> tup
             clauses.append(dialect.one_of(f"{alias}.{column}", [str(v) for v in values], params))
     if filt.tags:
         clauses.extend(dialect.has_tags(alias, filt.tags, params))
-    for column, value in (("related_entity", filt.related_entity), ("key", filt.key), ("superseded_by", filt.superseded_by)):
+    if filt.related_entity is not None:  # a name, whatever its case: folded on both sides
+        clauses.append(f"{dialect.fold_case(f'{alias}.related_entity')} = {mark}")
+        params.append(fold_case(filt.related_entity))
+    for column, value in (("key", filt.key), ("superseded_by", filt.superseded_by)):  # identifiers: exactly
         if value is not None:
             clauses.append(f"{alias}.{column} = {mark}")
             params.append(value)

@@ -78,7 +78,7 @@ from engram.store.sql_store import (
     scope_columns,
 )
 from engram.store.vectors import checked_vectors, parse_identity_dims
-from engram.store.where_sql import postgres_where
+from engram.store.where_sql import postgres_fold_case, postgres_where
 
 _SUCCESSOR_CHAIN = SUCCESSOR_CHAIN_SQL.format(mark="%s")
 # A memory row, then its links (at ``AFTER_MEMORY``), read in the same statement.
@@ -114,7 +114,8 @@ def _has_tags(alias: str, tags: Sequence[str], params: list[Any]) -> list[str]:
     return [f"{alias}.tags @> %s::text[]"]
 
 
-_DIALECT = FilterDialect(mark="%s", false="FALSE", one_of=_one_of, has_tags=_has_tags, where=postgres_where)
+_DIALECT = FilterDialect(mark="%s", false="FALSE", one_of=_one_of, has_tags=_has_tags, where=postgres_where,
+                         fold_case=postgres_fold_case)
 
 
 def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:

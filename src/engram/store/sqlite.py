@@ -57,7 +57,7 @@ from engram.store.sql_store import SqlMemoryStore, StoredAs, in_order_asked, lik
 from engram.store.sqlite_text import SqliteTextIndex
 from engram.store.sqlite_vectors import SqliteVectorSearch
 from engram.store.vectors import checked_vectors
-from engram.store.where_sql import SQLITE_FOLD_CASE, SQLITE_METADATA_TEXT, sqlite_where
+from engram.store.where_sql import SQLITE_FOLD_CASE, SQLITE_METADATA_TEXT, sqlite_fold_case, sqlite_where
 from engram.where import fold_case
 
 log = logging.getLogger(__name__)
@@ -92,7 +92,7 @@ def _stored_metadata_text(document: str | None, keys: str) -> str | None:
 
 
 def _fold_case(text: Any) -> Any:
-    """``icontains``'s case rule (``engram.where.fold_case``) for SQL; other values as they are."""
+    """``engram.where.fold_case`` for SQL (icontains, the related entity); other values as they are."""
     return fold_case(text) if isinstance(text, str) else text
 
 
@@ -115,7 +115,7 @@ def _scope_among(alias: str, scopes: list[tuple[str, str]], params: list[Any]) -
 
 
 _DIALECT = FilterDialect(mark="?", false="0", one_of=_one_of, has_tags=_has_tags, where=sqlite_where,
-                         scope_among=_scope_among)
+                         fold_case=sqlite_fold_case, scope_among=_scope_among)
 
 
 def filter_sql(filt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:

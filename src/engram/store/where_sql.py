@@ -25,7 +25,18 @@ from engram.where import RANGES, Compare, Condition, fold_case, is_json_number, 
 _SQL_OP = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 # SQLite's registered functions (``SqliteMemoryStore`` registers them on its connection).
 SQLITE_METADATA_TEXT = "engram_metadata_text"  # the stored value's canonical JSON text
-SQLITE_FOLD_CASE = "engram_fold_case"  # icontains's rule; built-in lower() is A-Z only, or ICU's
+SQLITE_FOLD_CASE = "engram_fold_case"  # fold_case; built-in lower() is A-Z only, or ICU's
+
+
+def sqlite_fold_case(sql: str) -> str:
+    """``sql`` (a text expression) case-folded in SQLite as ``engram.where.fold_case`` folds it."""
+    return f"{SQLITE_FOLD_CASE}({sql})"
+
+
+def postgres_fold_case(sql: str) -> str:
+    """``sql`` (a text expression) case-folded in PostgreSQL as ``engram.where.fold_case`` folds it:
+    ``engram_casefold`` (schema steps 0017 and 0018) holds str.casefold's table."""
+    return f"engram_casefold({sql})"
 
 
 def _logic(op: str, parts: list[str]) -> str:
@@ -87,7 +98,7 @@ def sqlite_where(cond: Condition, alias: str, params: list[Any]) -> str:
                     "ELSE 0 END)")
         params.extend([path, path, cond.value])
         return f"(CASE WHEN {kind} = 'text' THEN {value} {_SQL_OP[cond.op]} ? ELSE 0 END)"
-    fold = (lambda sql: f"{SQLITE_FOLD_CASE}({sql})") if cond.op == "icontains" else (lambda sql: sql)
+    fold = sqlite_fold_case if cond.op == "icontains" else (lambda sql: sql)
     needle = fold_case(cond.value) if cond.op == "icontains" else cond.value
     params.extend([path, path, needle, path, needle])
     return (f"(CASE {kind} WHEN 'text' THEN instr({fold(value)}, ?) > 0"
@@ -129,9 +140,9 @@ def postgres_where(cond: Condition, alias: str, params: list[Any]) -> str:
         params.extend([keys, keys, cond.value, keys, cond.value])
         return (f"(CASE {kind} WHEN 'string' THEN strpos({text}, %s::text) > 0"
                 f" WHEN 'array' THEN {node} @> jsonb_build_array(%s::text) ELSE FALSE END)")
-    needle = fold_case(cond.value)  # engram_casefold (migration 0017) is fold_case in SQL
+    needle, element = fold_case(cond.value), "e.v #>> '{}'"
     params.extend([keys, keys, needle, keys, needle])
-    return (f"(CASE {kind} WHEN 'string' THEN strpos(engram_casefold({text}), %s::text) > 0"
+    return (f"(CASE {kind} WHEN 'string' THEN strpos({postgres_fold_case(text)}, %s::text) > 0"
             f" WHEN 'array' THEN EXISTS (SELECT 1 FROM jsonb_array_elements({node}) AS e(v)"
-            f" WHERE jsonb_typeof(e.v) = 'string' AND engram_casefold(e.v #>> '{{}}') = %s::text)"
+            f" WHERE jsonb_typeof(e.v) = 'string' AND {postgres_fold_case(element)} = %s::text)"
             " ELSE FALSE END)")

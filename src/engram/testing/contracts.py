@@ -557,6 +557,30 @@ class MemoryStoreContract(TemporalContract):
         assert mem.most_recent(1)[0].content == "chat line"
         assert mem.count(Filters(category="conversation")) == 1
 
+    def test_related_entity_filter_ignores_case(self, mem: Engram) -> None:
+        # A name matches however it was typed, by full case folding (engram.where.fold_case) on every
+        # backend (SQLite's lower() folds A-Z only), as the PHP entity's MySQL collation compared it;
+        # the stored name stays as written. A key is an identifier: it stays exact.
+        for content, entity in (("tea with the first", "Alice"), ("tea with the second", "ALICE"),
+                                ("tea on the street", "Straße"), ("tea with the third", "Bob")):
+            mem.remember(content, related_entity=entity)
+
+        def entities(name: str) -> list[str | None]:
+            return sorted(m.related_entity for m in mem.list(Filters(related_entity=name)))
+
+        assert entities("alice") == entities("Alice") == entities("aLICE") == ["ALICE", "Alice"]
+        assert entities("STRASSE") == entities("straße") == ["Straße"]
+        assert entities("bob") == ["Bob"]
+        assert entities("ali") == entities("strase") == []  # equal once folded, not a part of it
+        assert mem.count(Filters(related_entity="alice")) == 2
+        hits = mem.recall("tea", filters=Filters(related_entity="alice"), touch=False).hits
+        assert sorted(h.memory.related_entity for h in hits) == ["ALICE", "Alice"]
+        doomed = mem.forget(query="tea", filters=Filters(related_entity="BOB"), dry_run=True)
+        assert [m.related_entity for m in doomed] == ["Bob"]
+        assert sorted(m.related_entity for m in mem.list()) == ["ALICE", "Alice", "Bob", "Straße"]
+        key = mem.list(Filters(related_entity="bob"))[0].key
+        assert key != key.upper() and mem.store.list(MemoryFilter(scopes=mem.scope.visible(), key=key.upper())) == []
+
     def test_list_ties_come_newest_stored_first_in_every_order(self, mem: Engram) -> None:
         # Same time, importance and access: each order's last tie-break is the order of storing, the
         # later first (oldest: the earlier), as SQLite's rowid and PostgreSQL's seq give it.

@@ -28,7 +28,7 @@ CategoryOpt = typer.Option(None, "--category", "-c", help="core, knowledge or co
 TypeOpt = typer.Option(None, "--type", "-t", help="experience, conversation, learned, social, decision, achievement, ...")
 LayerOpt = typer.Option(None, "--layer", help="episodic, semantic or procedural.")
 TagOpt = typer.Option(None, "--tag", help="Only memories with this tag (repeatable: all must match).")
-EntityOpt = typer.Option(None, "--entity", help="Only memories about this related entity.")
+EntityOpt = typer.Option(None, "--entity", help="Only memories about this related entity, case ignored (alice finds Alice).")
 MetaOpt = typer.Option(None, "--meta", help="Only memories whose metadata has key=value (repeatable; 5 matches 5 and \"5\").")
 # JSON text, read by the engine (engram.where), which names the place in it that it cannot read.
 WhereOpt = typer.Option(None, "--where", help='Metadata conditions as JSON, mem0\'s filter language: '
