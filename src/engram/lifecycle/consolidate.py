@@ -25,6 +25,9 @@ ago, merged into an older memory, would otherwise be purged with the old memory'
 hygiene or retention run, which counts from the arrival. (A plug-in store without
 ``raise_received_at`` leaves such a group unmerged, logged, rather than lose the later arrival.)
 The others are deleted with an audit reason naming the survivor. Re-running finds nothing new: idempotent.
+A merge is one write (``MemoryStore.atomic``): one that fails part-way keeps nothing and tells no
+listener, so the next run merges that group once, not its members a second time into a survivor
+that already lists them. (A plug-in store without ``atomic`` writes it call by call, as before.)
 """
 
 from __future__ import annotations
@@ -117,8 +120,9 @@ def merge(engram: Engram, group: list[Memory], *, now: float,
     """Merge ``group`` into its survivor; returns the updated survivor and the removed memories,
     or None when every member but the survivor is named (nothing may be removed), or when PII
     redaction would make two names of its metadata one, or when the survivor would lose a later
-    arrival to a store without ``raise_received_at`` (both logged; nothing is changed). Its two events
-    (the others forgotten, the survivor updated) are emitted, or handed to ``announce``."""
+    arrival to a store without ``raise_received_at`` (both logged; nothing is changed). Its writes are
+    one (``MemoryStore.atomic``): all kept, or none when one fails (its error raised). Its two events
+    (the others forgotten, the survivor updated) are then emitted, or handed to ``announce``."""
     ordered = sorted(group, key=lambda m: (not named(m), -m.importance, -m.recall_count, m.created_at, m.id))
     survivor, others = ordered[0], [m for m in ordered[1:] if not named(m)]
     if not others:
@@ -159,19 +163,38 @@ def merge(engram: Engram, group: list[Memory], *, now: float,
     # Written at the group's last write, not now: the merge changes tags and metadata, not the fact,
     # and recall's recency counts age from updated_at. It stays in use from now (hygiene).
     written = max(m.updated_at or m.created_at for m in group)
-    engram.store.upsert(draft, proposed_key=survivor.key, now=written)
-    engram.store.touch([survivor.id], now, recall=False)
-    if later is not None and raise_received_at is not None:  # before the others go: a failure leaves them stored
-        raise_received_at(survivor.id, later)
-    for other in others:
-        for linked in other.links:
-            if linked != survivor.id and linked not in {o.id for o in others}:
-                engram.store.link(survivor.id, linked)
-    announce = announce or engram.events.emit
-    removed = forget_as_maintenance(engram, others, f"consolidated into {survivor.key} ({survivor.id})", now, announce)
-    updated = engram.store.get_many([survivor.id])[0]
-    announce(MemoryEvent("updated", (updated,), engram.scope, "maintenance",
+
+    def write(tell: Callable[[MemoryEvent], None]) -> tuple[Memory, tuple[Memory, ...]]:
+        engram.store.upsert(draft, proposed_key=survivor.key, now=written)
+        engram.store.touch([survivor.id], now, recall=False)
+        if later is not None and raise_received_at is not None:  # before the others go: a failure leaves them stored
+            raise_received_at(survivor.id, later)
+        for other in others:
+            for linked in other.links:
+                if linked != survivor.id and linked not in {o.id for o in others}:
+                    engram.store.link(survivor.id, linked)
+        removed = forget_as_maintenance(engram, others, f"consolidated into {survivor.key} ({survivor.id})", now, tell)
+        updated = engram.store.get_many([survivor.id])[0]
+        tell(MemoryEvent("updated", (updated,), engram.scope, "maintenance",
                          f"consolidated {len(removed)} near-duplicates", now, previous=(survivor,)))
+        return updated, removed
+
+    announce = announce or engram.events.emit
+    atomic = getattr(engram.store, "atomic", None)  # a plug-in store may predate it
+    if atomic is None:  # each write its own, each change told as it is made (as before ``atomic``)
+        return write(announce)
+    # One write, all or nothing: a failure part-way left the survivor claiming memories still stored,
+    # which the next run merged again (listed twice in ``merged_from``, their recalls counted twice).
+    # Its events are told once it is kept, never for a merge undone (listeners write too: the audit trail).
+    held: list[MemoryEvent] = []
+
+    def once() -> tuple[Memory, tuple[Memory, ...]]:
+        held.clear()  # PostgreSQL runs it again after a deadlock: only the events of the run it kept
+        return write(held.append)
+
+    updated, removed = atomic(once)
+    for event in held:
+        announce(event)
     return updated, removed
 
 

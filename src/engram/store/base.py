@@ -30,6 +30,10 @@ Rules every backend keeps:
   write, so a change made since the caller read the memory is never overwritten (``merged_metadata``).
 - ``raise_received_at`` only ever moves a memory's arrival later (an unknown one becomes known) and
   changes nothing else: the consolidation job gives a merged survivor the latest arrival of its group.
+- ``atomic(work)`` runs ``work``, calls of the store's own methods, as one write: every change it
+  makes is kept, or none when it raises (SQLite, PostgreSQL: one transaction its calls join; in
+  memory, JSON file: the state put back, the file written once, at the end). The consolidation job
+  merges a group so; a plug-in store without it has the group written call by call, as before.
 - ``search_text`` never raises on odd query text: operators and quotes are searched as words.
 - ``write_batch`` stores several upserts, their vectors and links in one transaction where the
   backend has them; each write that fails is undone alone and its error returned in its place.
@@ -44,13 +48,15 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
 from engram.errors import EngramError, NotFoundError, StorageError, ValidationError
 from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult
 from engram.where import equal
+
+T = TypeVar("T")
 
 # A boosted importance is rounded to this many decimals: binary fractions summed recall after
 # recall drift (0.7 + 0.1 = 0.7999999999999999), which every door then prints.
@@ -299,6 +305,13 @@ class MemoryStore(Protocol):
         later); None when no memory has that id. The consolidation job's survivor takes the latest
         arrival of the memories merged into it, so a fact imported a moment ago is not purged as
         old with an older copy."""
+        ...
+
+    def atomic(self, work: Callable[[], T]) -> T:
+        """``work()``'s answer, every change its calls of this store make kept together, or none
+        of them when it raises (its error raised); its reads see its own writes, and no other caller
+        sees them before it ends. ``work`` changes nothing outside the store: PostgreSQL may run it
+        again (its transaction aborted as a deadlock victim, it is retried whole)."""
         ...
 
     def versions(self, memory_id: str) -> list[MemoryVersion]: ...

@@ -3,14 +3,16 @@ and nothing is kept (PtrClaw's NoneMemory; sclaw's graceful degradation)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, NoReturn
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 
 from engram.errors import EngramError
 from engram.model import Memory, MemoryDraft, MemoryFilter, MemoryVersion, Order, Scope, WriteResult
 from engram.store.base import BatchWrite, ImportResult, ImportUpdate, KindCount, StoreStats, write_each
+
+T = TypeVar("T")
 
 
 class DisabledMemoryStore:
@@ -32,6 +34,10 @@ class DisabledMemoryStore:
     ) -> list[WriteResult | EngramError]:
         # All or nothing holds as it is: nothing is kept, and no write fails.
         return write_each(self, writes, now=now, identity=identity)
+
+    def atomic(self, work: Callable[[], T]) -> T:
+        # All or nothing holds as it is: nothing ``work`` writes is kept.
+        return work()
 
     def get(self, ref: str, filt: MemoryFilter) -> Memory | None:
         return None

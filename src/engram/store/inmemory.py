@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -43,6 +43,7 @@ from engram.store.free_key import free_key
 from engram.store.vectors import VectorMatrix, checked_vectors
 
 _ScopeKey = tuple[str | None, str | None]
+T = TypeVar("T")
 
 
 def _scope_key(scope: Scope) -> _ScopeKey:
@@ -170,6 +171,26 @@ class InMemoryMemoryStore:
                 self._restore_state(saved)
                 raise
         return out
+
+    def atomic(self, work: Callable[[], T]) -> T:
+        # As an all-or-nothing ``write_batch``: the state copied first and put back when ``work``
+        # raises, all under the lock (no reader sees half of it); a subclass that persists does so
+        # once, at the end, and when that fails the state goes back too. Inside a batch already
+        # (a nested call), ``work`` joins it: the outer one puts back or persists the whole.
+        with self._lock:
+            if self._in_batch:
+                return work()
+            saved = self._copy_state()
+            self._in_batch = True
+            try:
+                result = work()
+                self._in_batch = False
+                self._batch_written()
+            except BaseException:
+                self._in_batch = False
+                self._restore_state(saved)
+                raise
+        return result
 
     def _write_each_once(self, writes: Sequence[BatchWrite], *, now: float,
                          identity: str | None) -> list[WriteResult | EngramError]:

@@ -41,7 +41,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from psycopg.types.json import Json
@@ -90,6 +90,7 @@ _STORED = StoredAs(tags_param=list, metadata_param=Json, read_tags=tuple, read_m
 _INDEX_LOCK = 0x656E6772616E  # advisory lock held while creating a vector index
 _SUPERSEDE_LOCK = 0x656E67726173  # advisory lock a supersede holds while it checks for a cycle and writes
 _IDENTITY = "embedding_identity"
+T = TypeVar("T")
 # Threads a store begins vector searches on (``start_vector_search``); a search finding them all
 # busy runs on its caller's thread instead of waiting in line.
 _SIDE_THREADS = 4
@@ -248,6 +249,12 @@ class PostgresMemoryStore(SqlMemoryStore):
             return [out[i] for i in range(len(writes))]
 
         return self.db.transact(work)
+
+    def atomic(self, work: Callable[[], T]) -> T:
+        # One transaction: the store's calls inside join it (``PgDatabase.transact``, each in a
+        # savepoint), an error out of ``work`` rolls them all back, and a deadlock or serialisation
+        # victim is run again whole (``work`` changes nothing outside the database).
+        return self.db.transact(lambda _conn: work())
 
     @staticmethod
     def _free_key(conn: Any, agent: str, session: str, proposed: str) -> str:

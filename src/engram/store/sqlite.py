@@ -26,7 +26,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -61,6 +61,7 @@ from engram.store.where_sql import SQLITE_FOLD_CASE, SQLITE_METADATA_TEXT, sqlit
 from engram.where import fold_case
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _SUCCESSOR_CHAIN = SUCCESSOR_CHAIN_SQL.format(mark="?")
 _COLUMNS = memory_select("rowid")
@@ -235,6 +236,13 @@ class SqliteMemoryStore(SqlMemoryStore):
                     out.append(exc)
                 conn.execute("RELEASE engram_write")
         return out
+
+    def atomic(self, work: Callable[[], T]) -> T:
+        # One BEGIN IMMEDIATE ... COMMIT: the store's calls inside join it (``Database.write``), and
+        # an error out of ``work`` rolls every one of them back. The full-text index's marks are
+        # rows of the same file, so they go with it.
+        with self.db.write():
+            return work()
 
     def _changed_by_update(self, conn: Any, old: Memory, draft: MemoryDraft) -> None:
         self._own_writes += 1

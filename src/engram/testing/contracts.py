@@ -1460,6 +1460,50 @@ class MemoryStoreContract(TemporalContract):
         assert store.import_memories([], [again]) == ImportResult(0, 0)
         assert store.get_many([kept.id])[0].content == "Alice lives in Porto"
 
+    def test_atomic_keeps_all_of_its_work_or_none(self, store: MemoryStore, clock: FakeClock,
+                                                  make_store: Callable[[], MemoryStore]) -> None:
+        # ``atomic``: the store calls of ``work`` kept together, or none when it raises, as the
+        # consolidation job merges a group (the survivor rewritten, a copy's link moved to it, the
+        # copy deleted). Its reads see its own writes.
+        mem = Engram(store, agent="alice", clock=clock)
+        kept = mem.remember("the plan", key="plan", tags=["work"]).memory
+        copy = mem.remember("a copy of the plan").memory
+        other = mem.remember("another memory").memory
+        mem.link(copy, other)
+        everyone = MemoryFilter(scopes=(Scope("alice"),), include_superseded=True)
+        before = store.list(everyone, limit=50)
+
+        def work() -> Memory:
+            later = clock.now + 60
+            store.upsert(make_draft("the plan, merged", max_content_chars=500, key="plan", scope=kept.scope,
+                                    tags=["work", "copy"]), proposed_key="plan", now=later)
+            store.touch([kept.id], later, recall=False)
+            store.raise_received_at(kept.id, later)
+            assert store.link(kept.id, other.id)
+            assert [m.id for m in store.delete([copy.id])] == [copy.id]
+            return store.get_many([kept.id])[0]
+
+        class Refused(Exception):
+            pass
+
+        def refused() -> None:
+            work()
+            raise Refused
+
+        with pytest.raises(Refused):
+            store.atomic(refused)
+        assert store.list(everyone, limit=50) == before and store.versions(kept.id) == []
+        if getattr(store, "persists", True):  # what is kept (the file, the database) is as it was too
+            reopened = make_store()
+            try:
+                assert reopened.list(everyone, limit=50) == before
+            finally:
+                reopened.close()
+        merged = store.atomic(work)
+        assert (merged.content, merged.tags, merged.received_at) == ("the plan, merged", ("work", "copy"), clock.now + 60)
+        assert merged.links == (other.id,) and store.get_many([copy.id]) == []
+        assert store.get_many([kept.id]) == [merged] and [v.content for v in store.versions(kept.id)] == ["the plan"]
+
     def test_import_is_all_or_nothing(self, mem: Engram) -> None:
         mem.remember("existing", key="existing")
         bad_documents = [
@@ -1797,5 +1841,6 @@ class DisabledStoreContract:
         assert store.move(result.memory.id, Scope("bob")) is None and store.move_many({result.memory.id: Scope("bob")}) == {}
         assert store.merge_metadata(result.memory.id, {"a": 1}) is None and mem_disabled.annotate(result.memory, {"a": 1}) is None
         assert store.raise_received_at(result.memory.id, 1.0) is None
+        assert store.atomic(lambda: mem_disabled.remember("inside").action) == "unchanged" and mem_disabled.count() == 0
         assert mem_disabled.embed_missing() == 0
         assert Scope().kind == "global"
