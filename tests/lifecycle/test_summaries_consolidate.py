@@ -208,6 +208,11 @@ def test_consolidation_keeps_the_same_words_with_other_attributes_apart(backend,
     twin = engram.remember("buy milk", metadata={"day": "monday"}).memory
     assert [m.id for m in consolidate.run(engram, ConsolidationSettings(threshold=0.95), now=clock.t).removed] \
         in ([twin.id], [monday.id])
+    # The entity is the same name whatever its case, as its filter reads it: a copy about "ANN" joins "Ann".
+    shouted = engram.remember("likes tea", related_entity="ANN").memory
+    merged = consolidate.run(engram, ConsolidationSettings(threshold=0.95), now=clock.t).removed
+    assert {m.id for m in merged} < {about_ann.id, shouted.id} and len(merged) == 1
+    assert len(engram.store.get_many([about_bo.id])) == 1
 
 
 def test_consolidation_keeps_the_same_words_with_other_numbers_apart(backend, make_engram, clock, embedder):

@@ -2,7 +2,7 @@
 
 Two memories are near-duplicates when the cosine similarity of their stored vectors is at or
 above ``threshold``; groups are the connected components of that relation (union-find) within a
-slot: one scope and category, and the same attributes beside the text (type, related entity,
+slot: one scope and category, and the same attributes beside the text (type, related entity (case folded),
 metadata other than this job's own) and the same numbers in the text. The same words with another
 day or person in the metadata are another fact (a LangGraph item per day, say), and so are the same
 words with another number: a sentence embedding barely tells "room 214" from "room 241" or "3 pm"
@@ -47,6 +47,7 @@ from engram.ids import key_from_content
 from engram.lifecycle.common import JobReport, announced_together, every_memory, forget_as_maintenance
 from engram.lifecycle.settings import ConsolidationSettings
 from engram.model import Category, Memory, MemoryDraft
+from engram.where import fold_case
 
 if TYPE_CHECKING:
     from engram.engine import Engram
@@ -104,7 +105,8 @@ def _numbers(text: str) -> str:
 
 def _slot(memory: Memory) -> tuple[str, ...]:
     attributes = {k: v for k, v in memory.metadata.items() if k not in _OWN_METADATA}
-    return (str(memory.scope), memory.category.value, memory.type, memory.related_entity or "",
+    # The related entity as its filter compares it (case folded: "Alice" is "alice"); the survivor's spelling stays.
+    return (str(memory.scope), memory.category.value, memory.type, fold_case(memory.related_entity or ""),
             json.dumps(attributes, sort_keys=True), _numbers(memory.content))
 
 
