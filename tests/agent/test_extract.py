@@ -127,3 +127,223 @@ def test_a_remember_request_holding_a_specific_fact_stores_that_fact_only(text, 
 def test_refusals_are_not_names(text):
     # QA: "My name is not important" stored the name "Not Important".
     assert [f for f in RuleExtractor().extract(text) if f.key == "user-name"] == []
+
+
+# --- statements mem0's fact extraction is built for, without an LLM ------------------------------
+
+@pytest.mark.parametrize(("text", "key", "content"), [
+    # dislikes said softly: the slot and words of "I hate X"
+    ("I'm not a big fan of thriller movies.", "user-opinion-thriller-movies", "The user does not like thriller movies."),
+    ("I am not a huge fan of horror films", "user-opinion-horror-films", "The user does not like horror films."),
+    ("I'm no fan of jazz", "user-opinion-jazz", "The user does not like jazz."),
+    ("I'm not keen on spicy food", "user-opinion-spicy-food", "The user does not like spicy food."),
+    ("I really don't like olives", "user-opinion-olives", "The user does not like olives."),
+    ("I don't really enjoy crowds", "user-opinion-crowds", "The user does not like crowds."),
+    ("I can’t stand loud music", "user-opinion-loud-music", "The user does not like loud music."),
+    ("I'm a big fan of jazz", "user-opinion-jazz", "The user likes jazz."),
+    # plans: keyed by what is planned, not when
+    ("I'm planning to watch a movie tonight.", "user-plan-watch-movie", "The user is planning to watch a movie tonight."),
+    ("I'm planning to watch a movie tonight, any ideas", "user-plan-watch-movie",
+     "The user is planning to watch a movie tonight."),
+    ("I plan to visit Japan next year", "user-plan-visit-japan", "The user is planning to visit Japan next year."),
+    ("I intend to learn Rust.", "user-plan-learn-rust", "The user is planning to learn Rust."),
+    ("I'm going to watch a movie tomorrow", "user-plan-watch-movie", "The user is planning to watch a movie tomorrow."),
+    ("I'm going to Paris next week", "user-plan-go-paris", "The user is planning to go to Paris next week."),
+    ("I'm going to the gym tonight", "user-plan-go-gym", "The user is planning to go to the gym tonight."),
+    ("I'm going hiking this weekend", "user-plan-go-hiking", "The user is planning to go hiking this weekend."),
+    ("I'm planning a trip to Japan in May", "user-plan-trip-japan", "The user is planning a trip to Japan in May."),
+    ("I'm not planning to go hiking tomorrow anymore", "user-plan-go-hiking",
+     "The user is no longer planning to go hiking tomorrow."),
+    # diet and health
+    ("I'm vegetarian", "user-diet", "The user is vegetarian."),
+    ("I'm a vegan.", "user-diet", "The user is vegan."),
+    ("I am a pescatarian", "user-diet", "The user is pescatarian."),
+    ("I'm not vegan anymore.", "user-diet", "The user is no longer vegan."),
+    ("I'm on a keto diet", "user-diet", "The user is on a keto diet."),
+    ("I don't eat meat", "user-eats-meat", "The user does not eat meat."),
+    ("I no longer eat red meat", "user-eats-red-meat", "The user no longer eats red meat."),
+    ("I never drink alcohol", "user-drinks-alcohol", "The user never drinks alcohol."),
+    ("I am allergic to nuts", "user-allergy-nut", "The user is allergic to nuts."),
+    ("I'm severely allergic to peanuts.", "user-allergy-peanut", "The user is allergic to peanuts."),
+    ("I have a peanut allergy", "user-allergy-peanut", "The user has a peanut allergy."),
+    ("I'm no longer allergic to penicillin.", "user-allergy-penicillin", "The user is no longer allergic to penicillin."),
+    ("I'm lactose intolerant", "user-intolerance-lactose", "The user is lactose intolerant."),
+    ("I'm gluten-intolerant.", "user-intolerance-gluten", "The user is gluten intolerant."),
+    ("I have lactose intolerance", "user-intolerance-lactose", "The user is lactose intolerant."),
+    # possessions, pets, family
+    ("I have two cats", "user-has-cat", "The user has two cats."),
+    ("I have a cat.", "user-has-cat", "The user has a cat."),
+    ("I have a dog named Rex", "user-has-dog-rex", "The user has a dog named Rex."),
+    ("I've got three kids.", "user-has-kid", "The user has three kids."),
+    ("I have no kids", "user-has-kid", "The user has no kids."),
+    ("I don't have any pets", "user-has-pet", "The user does not have any pets."),
+    ("I own a motorbike", "user-has-motorbike", "The user has a motorbike."),
+    ("My wife is called Anna.", "user-wife-name", "The user's wife is called Anna."),
+    ("My wife's name is Anna", "user-wife-name", "The user's wife is called Anna."),
+    ("My dog is named rex", "user-dog-name", "The user's dog is called Rex."),
+    # mem0's plain strings: a sentence with no subject that starts with a verb the rules know
+    ("Likes to play cricket on weekends", "user-opinion-play-cricket-on-weekends",
+     "The user likes to play cricket on weekends."),
+    ("likes to play cricket on weekends.", "user-opinion-play-cricket-on-weekends",
+     "The user likes to play cricket on weekends."),
+    ("Is allergic to nuts", "user-allergy-nut", "The user is allergic to nuts."),
+    ("Is vegetarian", "user-diet", "The user is vegetarian."),
+    ("Has two cats", "user-has-cat", "The user has two cats."),
+    ("Doesn't eat meat", "user-eats-meat", "The user does not eat meat."),
+    ("Lives in Pune", "user-location", "The user lives in Pune."),
+    ("Works as a teacher", "user-occupation", "The user works as a teacher."),
+    ("Is not a big fan of thrillers", "user-opinion-thrillers", "The user does not like thrillers."),
+    ("Plans to visit Japan next year", "user-plan-visit-japan", "The user is planning to visit Japan next year."),
+])
+def test_rule_extractor_personal_facts(text, key, content):
+    assert [(f.key, f.content) for f in RuleExtractor().extract(text)] == [(key, content)]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'm a vegetarian and I'm allergic to nuts.",
+     [("user-diet", "The user is vegetarian."), ("user-allergy-nut", "The user is allergic to nuts.")]),
+    ("I'm allergic to nuts, shellfish and penicillin.",  # each allergen its own slot
+     [("user-allergy-nut", "The user is allergic to nuts."), ("user-allergy-shellfish", "The user is allergic to shellfish."),
+      ("user-allergy-penicillin", "The user is allergic to penicillin.")]),
+    ("I don't eat meat or fish anymore",
+     [("user-eats-meat", "The user does not eat meat."), ("user-eats-fish", "The user does not eat fish.")]),
+    ("I have a dog, two cats, and a hamster named Bob.",
+     [("user-has-dog", "The user has a dog."), ("user-has-cat", "The user has two cats."),
+      ("user-has-hamster-bob", "The user has a hamster named Bob.")]),
+    ("I'm not a big fan of thriller movies but I love sci-fi movies.",
+     [("user-opinion-thriller-movies", "The user does not like thriller movies."),
+      ("user-opinion-sci-fi-movies", "The user loves sci-fi movies.")]),
+    ("Loves sci-fi, hates thrillers",
+     [("user-opinion-sci-fi", "The user loves sci-fi."), ("user-opinion-thrillers", "The user does not like thrillers.")]),
+    ("Likes cricket and lives in Pune",
+     [("user-opinion-cricket", "The user likes cricket."), ("user-location", "The user lives in Pune.")]),
+])
+def test_rule_extractor_several_personal_facts_in_one_statement(text, expected):
+    assert [(f.key, f.content) for f in RuleExtractor().extract(text)] == expected
+
+
+def test_a_soft_dislike_is_the_same_slot_and_words_as_hate():
+    hate, soft = RuleExtractor().extract("I hate mornings")[0], RuleExtractor().extract("I'm not a big fan of mornings")[0]
+    assert (soft.key, soft.content) == (hate.key, hate.content) == ("user-opinion-mornings", "The user does not like mornings.")
+
+
+def _kind(key: str | None) -> str:
+    return "-".join((key or "").split("-")[:2])  # user-plan, user-diet, user-allergy, user-has ...
+
+
+@pytest.mark.parametrize(("refused", "told"), [
+    # questions, with or without "?"
+    ("Am I allergic to nuts?", "I am allergic to nuts."),
+    ("Am I allergic to nuts", "I am allergic to nuts"),
+    ("Do I like sushi", "I like sushi"),
+    ("Do I have two cats?", "I have two cats"),
+    ("Is Alice vegetarian", "Is vegetarian"),
+    ("Likes?", "Likes cricket"),
+    # suppositions, wishes, doubts
+    ("If I were vegetarian I would eat tofu.", "I'm vegetarian"),
+    ("If I'm allergic to nuts, I should avoid this.", "I'm allergic to nuts"),
+    ("I wish I had a dog", "I have a dog"),
+    ("Maybe I'm lactose intolerant", "I'm lactose intolerant"),
+    ("If I have time I'm going to watch a movie tonight", "I'm going to watch a movie tonight"),
+    # other people
+    ("My friend is vegetarian", "I'm vegetarian"),
+    ("She is allergic to nuts", "Is allergic to nuts"),
+    ("He likes cricket", "Likes cricket"),
+    ("My friend has two cats", "I have two cats"),
+    ("My sister doesn't eat meat", "Doesn't eat meat"),
+    # requests not to remember
+    ("Don't remember that I'm allergic to nuts", "I'm allergic to nuts"),
+    ("Please don't store that I have two cats.", "I have two cats"),
+    ("Never save that I'm planning to quit my job next month", "I'm planning to quit my job next month"),
+    # not the statement its words look like
+    ("I'm going to be late tonight", "I'm going to be in Paris tonight"),
+    ("I'm going to need help tomorrow", "I'm going to visit my parents tomorrow"),
+    ("I'm going to ask you something tomorrow", "I'm going to ask my boss for a raise tomorrow"),
+    ("I'm going to the store", "I'm going to the store tonight"),  # no time: not a plan
+    ("Is going to rain tonight", "Is planning to visit Paris tonight"),
+    ("I have a meeting tomorrow", "I have a dog"),
+    ("I have a question about my car", "I have a car"),
+    ("I don't eat after 8pm", "I don't eat meat"),
+    ("I'm not allergic to anything", "I'm not allergic to nuts"),
+    ("I'm not a fan of it", "I'm not a fan of jazz"),
+    ("I'm a vegan chef", "I'm a vegan"),
+    ("Works for me", "Works at Acme"),
+    ("Works at first, then crashes", "Works at Acme"),
+])
+def test_rule_extractor_refuses_what_is_not_a_statement_about_the_user(refused, told):
+    facts = RuleExtractor().extract(told)
+    assert facts, f"{told!r} is a fact"  # the same kind of fact, told, is one
+    assert _kind(facts[0].key) not in {_kind(f.key) for f in RuleExtractor().extract(refused)}
+
+
+def test_a_supposition_or_question_stores_nothing_at_all():
+    ex = RuleExtractor()
+    assert ex.extract("Do I like sushi") == [] and ex.extract("If my name is Bob, what then.") == []
+    # a request phrased as a question is still a statement
+    assert [f.key for f in ex.extract("Could you remember that I live in Oslo")] == ["user-location"]
+
+
+# --- through mem0's facade, on a real SQLite file -----------------------------------------------------
+
+MEM0_QUICKSTART = [  # mem0's python quickstart conversation
+    {"role": "user", "content": "I'm planning to watch a movie tonight. Any recommendations?"},
+    {"role": "assistant", "content": "How about thriller movies? They can be quite engaging."},
+    {"role": "user", "content": "I'm not a big fan of thriller movies but I love sci-fi movies."},
+    {"role": "assistant", "content": "Got it! I'll avoid thriller recommendations and suggest sci-fi movies in the future."},
+]
+
+
+@pytest.fixture
+def mem0(engram):
+    from engram.compat.mem0 import Memory
+
+    memory = Memory(engram)
+    yield memory
+    memory.close()
+
+
+def _memories(mem0, user_id: str) -> list[str]:
+    return sorted(r["memory"] for r in mem0.get_all(user_id=user_id)["results"])
+
+
+def test_mem0_quickstart_gives_mem0s_three_facts(mem0):
+    added = mem0.add(MEM0_QUICKSTART, user_id="alice")["results"]
+    assert [(r["memory"], r["event"]) for r in added] == [
+        ("The user is planning to watch a movie tonight.", "ADD"),
+        ("The user does not like thriller movies.", "ADD"),
+        ("The user loves sci-fi movies.", "ADD"),
+    ]
+    assert len(_memories(mem0, "alice")) == 3
+
+
+def test_mem0_plain_strings_of_its_docs(mem0):
+    assert [r["memory"] for r in mem0.add("I'm a vegetarian and I'm allergic to nuts.", user_id="alex")["results"]] == [
+        "The user is vegetarian.", "The user is allergic to nuts."]
+    assert [r["memory"] for r in mem0.add("Likes to play cricket on weekends", user_id="alex")["results"]] == [
+        "The user likes to play cricket on weekends."]
+
+
+def test_an_allergy_said_twice_is_one_memory_and_each_allergen_its_own(mem0):
+    first = mem0.add("I'm allergic to nuts", user_id="alex")["results"]
+    assert mem0.add("I am allergic to nuts.", user_id="alex")["results"] == []  # said again: nothing new
+    assert _memories(mem0, "alex") == ["The user is allergic to nuts."]
+    mem0.add("I'm allergic to shellfish", user_id="alex")
+    assert _memories(mem0, "alex") == ["The user is allergic to nuts.", "The user is allergic to shellfish."]
+    # "no longer" changes that allergy, and only it
+    changed = mem0.add("I'm no longer allergic to nuts", user_id="alex")["results"]
+    assert [(r["id"], r["event"]) for r in changed] == [(first[0]["id"], "UPDATE")]
+    assert _memories(mem0, "alex") == ["The user is allergic to shellfish.", "The user is no longer allergic to nuts."]
+
+
+def test_a_new_plan_is_kept_beside_the_old_and_the_same_plan_retimed_updates_it(mem0):
+    movie = mem0.add("I'm planning to watch a movie tonight", user_id="alice")["results"]
+    hiking = mem0.add("I'm planning to go hiking tomorrow", user_id="alice")["results"]
+    assert [r["event"] for r in movie + hiking] == ["ADD", "ADD"]
+    assert _memories(mem0, "alice") == ["The user is planning to go hiking tomorrow.",
+                                        "The user is planning to watch a movie tonight."]
+    moved = mem0.add("I'm going to watch a movie tomorrow instead", user_id="alice")["results"]
+    assert [(r["id"], r["event"]) for r in moved] == [(movie[0]["id"], "UPDATE")]
+    dropped = mem0.add("I'm not planning to go hiking tomorrow anymore", user_id="alice")["results"]
+    assert [(r["id"], r["event"]) for r in dropped] == [(hiking[0]["id"], "UPDATE")]
+    assert _memories(mem0, "alice") == ["The user is no longer planning to go hiking tomorrow.",
+                                        "The user is planning to watch a movie tomorrow instead."]

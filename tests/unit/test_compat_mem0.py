@@ -24,6 +24,9 @@ MESSAGES = [  # mem0's python quickstart conversation, verbatim
     {"role": "user", "content": "I'm not a big fan of thriller movies but I love sci-fi movies."},
     {"role": "assistant", "content": "Got it! I'll avoid thriller recommendations and suggest sci-fi movies in the future."},
 ]
+# what mem0's LLM extracts from it, as engram's rule extractor does
+QUICKSTART_FACTS = ["The user is planning to watch a movie tonight.", "The user does not like thriller movies.",
+                    "The user loves sci-fi movies."]
 ITEM_KEYS = {"id", "memory", "hash", "metadata", "created_at", "updated_at", "user_id"}
 
 
@@ -39,30 +42,32 @@ def test_mem0_python_quickstart(m: Memory) -> None:
     messages = MESSAGES
     # Store inferred memories (default behavior)
     result = m.add(messages, user_id="alice", metadata={"category": "movie_recommendations"})
-    assert result == {"results": [{"id": result["results"][0]["id"], "memory": "The user loves sci-fi movies.",
-                                   "event": "ADD", "metadata": {"category": "movie_recommendations"}}]}
-    # Store memories with agent and run context (the 0.x quickstart): the same fact under more ids is
-    # a memory of its own, as in mem0 (whose filters keep the two apart)
+    assert result == {"results": [{"id": r["id"], "memory": fact, "event": "ADD",
+                                   "metadata": {"category": "movie_recommendations"}}
+                                  for r, fact in zip(result["results"], QUICKSTART_FACTS, strict=True)]}
+    # Store memories with agent and run context (the 0.x quickstart): the same facts under more ids
+    # are memories of their own, as in mem0 (whose filters keep the two apart)
     result = m.add(messages, user_id="alice", agent_id="movie-assistant", run_id="session-001",
                    metadata={"category": "movie_recommendations"})
-    assert [r["event"] for r in result["results"]] == ["ADD"]
-    # saying it again with the same ids updates that memory, not the first one
+    assert [r["event"] for r in result["results"]] == ["ADD"] * 3
+    # saying it again with the same ids updates those memories, not the first ones
     again = m.add(messages, user_id="alice", agent_id="movie-assistant", run_id="session-001",
                   metadata={"category": "movie_recommendations", "said": "again"})
-    assert [(r["id"], r["event"]) for r in again["results"]] == [(result["results"][0]["id"], "UPDATE")]
+    assert [(r["id"], r["event"]) for r in again["results"]] == [(r["id"], "UPDATE") for r in result["results"]]
     # Store raw messages without inference
     raw = m.add(messages, user_id="alice", metadata={"category": "movie_recommendations"}, infer=False)
     assert [r["memory"] for r in raw["results"]] == [msg["content"] for msg in messages]
 
     # Get all memories
     all_memories = m.get_all(user_id="alice")
-    assert len(all_memories["results"]) == 6
+    assert len(all_memories["results"]) == 3 + 3 + 4
     for item in all_memories["results"]:
         assert ITEM_KEYS <= set(item) and item["user_id"] == "alice"
         assert item["metadata"] in ({"category": "movie_recommendations"},
                                     {"category": "movie_recommendations", "said": "again"})
         assert item["created_at"].endswith("+00:00") and len(item["hash"]) == 32
-    fact_id = next(i["id"] for i in all_memories["results"] if i.get("run_id") == "session-001")
+    fact_id = next(i["id"] for i in all_memories["results"]
+                   if i.get("run_id") == "session-001" and i["memory"] == "The user loves sci-fi movies.")
 
     # Get a single memory by ID
     specific_memory = m.get(fact_id)
@@ -186,9 +191,11 @@ def test_mem0_async_quickstart(isolated_home: Path) -> None:
         threads: list[str] = []
         m.engram.subscribe(lambda event: threads.append(threading.current_thread().name))
         result = await m.add(MESSAGES, user_id="alice", metadata={"category": "movie_recommendations"})
-        fact_id = result["results"][0]["id"]
+        assert [r["memory"] for r in result["results"]] == QUICKSTART_FACTS
+        fact_id = result["results"][2]["id"]
         assert (await m.get(fact_id))["memory"] == "The user loves sci-fi movies."
-        assert [r["id"] for r in (await m.get_all(user_id="alice"))["results"]] == [fact_id]
+        assert sorted(r["id"] for r in (await m.get_all(user_id="alice"))["results"]) == sorted(
+            r["id"] for r in result["results"])
         assert (await m.search("sci-fi movies", user_id="alice"))["results"][0]["id"] == fact_id
         assert await m.update(memory_id=fact_id, data="I love India") == {"message": "Memory updated successfully!"}
         assert [h["event"] for h in await m.history(memory_id=fact_id)] == ["ADD", "UPDATE"]
