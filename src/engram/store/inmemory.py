@@ -156,27 +156,17 @@ class InMemoryMemoryStore:
             if not self.persists:  # nothing to write once: no copy of the state either
                 return write_each(self, writes, now=now, identity=identity, apply=type(self)._write_one)
             return self._write_each_once(writes, now=now, identity=identity)
-        # All or nothing without a transaction: the state is copied first and put back when a
-        # write fails, all under the lock (no reader sees half a batch). A subclass that persists
-        # does so once, for the whole batch (``_batch_written``); if that fails, the state goes back too.
-        with self._lock:
-            saved = self._copy_state()
-            self._in_batch = True
-            try:
-                out: list[WriteResult | EngramError] = [apply_write(self, w, now=now, identity=identity) for w in writes]
-                self._in_batch = False
-                self._batch_written()
-            except BaseException:
-                self._in_batch = False
-                self._restore_state(saved)
-                raise
-        return out
+        # All or nothing without a transaction: ``atomic``, the writes its work.
+        def work() -> list[WriteResult | EngramError]:
+            return [apply_write(self, w, now=now, identity=identity) for w in writes]
+
+        return self.atomic(work)
 
     def atomic(self, work: Callable[[], T]) -> T:
-        # As an all-or-nothing ``write_batch``: the state copied first and put back when ``work``
-        # raises, all under the lock (no reader sees half of it); a subclass that persists does so
-        # once, at the end, and when that fails the state goes back too. Inside a batch already
-        # (a nested call), ``work`` joins it: the outer one puts back or persists the whole.
+        # No transaction here: the state is copied first and put back when ``work`` raises, all
+        # under the lock (no reader sees half of it); a subclass that persists does so once, at
+        # the end (``_batch_written``), and when that fails the state goes back too. Inside a batch
+        # already (a nested call), ``work`` joins it: the outer one puts back or persists the whole.
         with self._lock:
             if self._in_batch:
                 return work()

@@ -1443,13 +1443,7 @@ class MemoryStoreContract(TemporalContract):
         with pytest.raises(NotFoundError) as missing:
             store.import_memories([fresh], updates)
         assert missing.value.ref == gone.id
-        assert store.list(everyone, limit=50) == before and store.versions(kept.id) == []
-        if getattr(store, "persists", True):  # what is kept (the file, the database) is as it was too
-            reopened = make_store()
-            try:
-                assert reopened.list(everyone, limit=50) == before
-            finally:
-                reopened.close()
+        _assert_as_before(store, make_store, everyone, before, kept.id)
         assert store.import_memories([fresh], updates[:1]) == ImportResult(1, 0)
         assert store.get_many([kept.id])[0].content == "Alice lives in Lisbon, in Alfama"
         assert [v.content for v in store.versions(kept.id)] == ["Alice lives in Lisbon"]
@@ -1492,13 +1486,7 @@ class MemoryStoreContract(TemporalContract):
 
         with pytest.raises(Refused):
             store.atomic(refused)
-        assert store.list(everyone, limit=50) == before and store.versions(kept.id) == []
-        if getattr(store, "persists", True):  # what is kept (the file, the database) is as it was too
-            reopened = make_store()
-            try:
-                assert reopened.list(everyone, limit=50) == before
-            finally:
-                reopened.close()
+        _assert_as_before(store, make_store, everyone, before, kept.id)
         merged = store.atomic(work)
         assert (merged.content, merged.tags, merged.received_at) == ("the plan, merged", ("work", "copy"), clock.now + 60)
         assert merged.links == (other.id,) and store.get_many([copy.id]) == []
@@ -1808,6 +1796,20 @@ class MemoryStoreContract(TemporalContract):
         alice.remember("private walrus notes")
         bob = alice.for_agent("bob")
         assert len(bob.recall("walrus", mode="vector")) == 0
+
+
+def _assert_as_before(store: MemoryStore, make_store: Callable[[], MemoryStore], everyone: MemoryFilter,
+                      before: list[Memory], kept_id: str) -> None:
+    """After an all-or-nothing write that failed: the store lists what it listed ``before`` and
+    ``kept_id`` has no version; where it persists, a store opened again on it (the file, the
+    database) lists the same."""
+    assert store.list(everyone, limit=50) == before and store.versions(kept_id) == []
+    if getattr(store, "persists", True):
+        reopened = make_store()
+        try:
+            assert reopened.list(everyone, limit=50) == before
+        finally:
+            reopened.close()
 
 
 def _fresh(make_store: Callable[[], MemoryStore], tmp_path) -> MemoryStore:
