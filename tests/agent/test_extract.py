@@ -222,6 +222,23 @@ def test_rule_extractor_several_personal_facts_in_one_statement(text, expected):
     assert [(f.key, f.content) for f in RuleExtractor().extract(text)] == expected
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # A dot inside a word is the value's: these were stored cut at it ("The user's python version is 3.").
+    ("My python version is 3.12", [("user-python-version", "The user's python version is 3.12.")]),
+    ("My email is bob@example.com.", [("user-email", "The user's email is bob@example.com.")]),
+    ("I like Node.js", [("user-opinion-node-js", "The user likes Node.js.")]),
+    ("I prefer vim 9.1 for editing", [("user-prefers-for-editing", "The user prefers vim 9.1 for editing.")]),
+    ("I'm planning to upgrade to Python 3.13 next week, any tips",
+     [("user-plan-upgrade-python-3-13", "The user is planning to upgrade to Python 3.13 next week.")]),
+    # ... and a stop before a space still ends the statement.
+    ("I prefer vim. It is fast", [("user-prefers-vim", "The user prefers vim.")]),
+    ("My site is example.org. I like tea.", [("user-site", "The user's site is example.org."),
+                                             ("user-opinion-tea", "The user likes tea.")]),
+])
+def test_a_value_keeps_the_dots_inside_its_words(text, expected):
+    assert [(f.key, f.content) for f in RuleExtractor().extract(text)] == expected
+
+
 def test_a_soft_dislike_is_the_same_slot_and_words_as_hate():
     hate, soft = RuleExtractor().extract("I hate mornings")[0], RuleExtractor().extract("I'm not a big fan of mornings")[0]
     assert (soft.key, soft.content) == (hate.key, hate.content) == ("user-opinion-mornings", "The user does not like mornings.")

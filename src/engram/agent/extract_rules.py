@@ -33,9 +33,12 @@ Built = tuple[str, str, str]  # (slot key, or "" for none; content; memory type)
 
 # A value ends at punctuation, at ", and" / "but", or where "and" starts the user's next
 # statement ("I love sci-fi and I live in Lisbon": two facts, not one love of everything after it).
-_END_AT = r"\s*(?:[.!?;]|,\s*(?:and|but)\b|\s+but\b|\s+and\s+(?:i|i'm|i’m|my)\b|$)"
+# A full stop ends it only before a space or the end, as sentences are split: one inside a word
+# is the value's ("my python version is 3.12", "bob@example.com", "Node.js" were cut at the dot).
+_END_AT = r"\s*(?:[.!?](?=\s|$)|;|,\s*(?:and|but)\b|\s+but\b|\s+and\s+(?:i|i'm|i’m|my)\b|$)"
 _END = rf"(?={_END_AT})"
-_VALUE = r"(?P<value>[^.!?;\n]{1,80}?)"
+_CHAR = r"(?:[^.!?;\n]|[.!?](?=\S))"  # a character of a value: no stop (a dot inside a word is none)
+_VALUE = rf"(?P<value>{_CHAR}{{1,80}}?)"
 _I_AM = r"\bi(?:'m|’m|\s+am)\s+"
 _NEG_STATE = r"(?P<neg>not\s+|no\s+longer\s+)?"  # "I'm not ...", "I'm no longer ...": the same slot, changed
 
@@ -298,7 +301,7 @@ _WHEN = re.compile(
     r"|(?:a|an|one|two|three|a\s+few|\d+)\s+(?:days?|weeks?|months?|years?))|later(?:\s+today)?|soon"
     r"|at\s+\d{1,2}(?::\d\d)?(?:\s*[ap]m)?)\b", re.IGNORECASE)
 # A plan ends at a comma too: "I'm planning to watch a movie tonight, any ideas" plans the movie only.
-_PLAN_VALUE = rf"(?P<value>[^.!?;,\n]{{1,80}}?)(?=\s*,|{_END_AT})"
+_PLAN_VALUE = rf"(?P<value>(?:[^.!?;,\n]|[.!?](?=\S)){{1,80}}?)(?=\s*,|{_END_AT})"
 # "I'm going to X" is a plan only with a time, and not these: "I'm going to need help tomorrow".
 _NOT_PLANS = frozenset("need have try let explain think die miss regret hate love like".split())
 _BE_WHERE = frozenset("in at on away abroad out back home".split())  # "I'm going to be in Paris next week"
@@ -469,12 +472,12 @@ RULES: tuple[Rule, ...] = (
     _rule(_I_AM + _NEG_STATE + r"(?:(?:really|exactly|actually|also|very|too|that|particularly|overly|super|so)\s+)?"
           r"(?:(?:a|an)\s+(?:(?:really\s+|very\s+)?(?:big|huge|great|massive|real|die-hard|diehard|total)\s+)?fan\s+of"
           r"|(?P<no>no)\s+(?:(?:big|great|real)\s+)?fan\s+of|keen\s+on|fond\s+of)\s+" + _VALUE + _END, _fan),
-    _rule(r"\bi\s+(?:really\s+)?prefer\s+" + r"(?P<value>[^.!?;\n]{1,80}?)(?:\s+for\s+(?P<purpose>[^.!?;\n]{1,60}?))?" + _END,
+    _rule(r"\bi\s+(?:really\s+)?prefer\s+" + rf"(?P<value>{_CHAR}{{1,80}}?)(?:\s+for\s+(?P<purpose>{_CHAR}{{1,60}}?))?" + _END,
           _prefer),
     _rule(r"\bi\s+(?:live|am based|'m based)\s+in\s+" + _VALUE + _END, _lives),
     _rule(r"\bi\s+work\s+(?P<prep>at|for)\s+" + _VALUE + _END, _works),
     _rule(r"\bi(?:\s+work as|\s+am|'m|’m)\s+(?P<art>an?\s+)?(?P<value>(?:software |data |web )?" + _JOBS
-          + r"[^.!?;\n]{0,40}?)" + _END, _job),
+          + rf"{_CHAR}{{0,40}}?)" + _END, _job),
     _rule(r"\bi(?:'ve| have)?\s+decided\s+to\s+" + _VALUE + _END, _decided),
     # plans: "I'm planning to ...", "I plan to ...", "I intend to ...", "I'm going (to) ... tomorrow"
     _rule(_I_AM + _NEG_STATE + r"(?:(?:also|still|now|really|currently|actually)\s+)?(?:planning|intending(?=\s+to\b))\s+"
