@@ -239,6 +239,19 @@ def test_a_value_keeps_the_dots_inside_its_words(text, expected):
     assert [(f.key, f.content) for f in RuleExtractor().extract(text)] == expected
 
 
+def test_each_thing_said_of_a_person_or_pet_is_its_own_slot_and_a_setting_keeps_one():
+    # "my sister is a doctor" then "... allergic to cats" shared the slot user-sister: the second
+    # replaced the first, which left recall (kept only as an earlier version).
+    extract = RuleExtractor().extract
+    said = [extract(text)[0] for text in ("My sister is a doctor", "My sister is allergic to cats", "my dog is a beagle",
+                                          "My dog is shy")]
+    assert [f.key for f in said] == ["user-sister-doctor", "user-sister-allergic-cats", "user-dog-beagle", "user-dog-shy"]
+    assert said[0].content == "The user's sister is a doctor."
+    assert extract("My sister is a doctor.")[0].key == "user-sister-doctor"  # said again: the same slot
+    # A setting's value changes in place: one slot, whatever it holds.
+    assert extract("My favourite editor is vim")[0].key == extract("My favourite editor is emacs")[0].key
+
+
 def test_a_soft_dislike_is_the_same_slot_and_words_as_hate():
     hate, soft = RuleExtractor().extract("I hate mornings")[0], RuleExtractor().extract("I'm not a big fan of mornings")[0]
     assert (soft.key, soft.content) == (hate.key, hate.content) == ("user-opinion-mornings", "The user does not like mornings.")

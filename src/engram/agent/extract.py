@@ -25,7 +25,8 @@ from typing import Any, Protocol
 
 from engram.agent import prompts
 from engram.agent.enrich import strip_memory_context
-from engram.agent.extract_rules import RULES, asks, first_person, supposed
+from engram.agent.extract_rules import RULES
+from engram.agent.statements import asks, first_person, supposed
 from engram.agent.withhold import Withheld, sentences, shown, withholds
 from engram.llm.base import ChatProvider, user_message
 

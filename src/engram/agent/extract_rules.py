@@ -6,7 +6,8 @@ the same thing again, or changing it ("I like olives", later "I don't like olive
 same memory. The slots:
 
 - ``user-name``, ``user-location``, ``user-workplace``, ``user-occupation``, ``user-<thing>``
-  ("my favourite editor is vim"), ``user-<who>-name`` ("my wife is called Anna");
+  ("my favourite editor is vim"), ``user-<who>-<what>`` for a person or animal ("my sister is a
+  doctor": one slot per thing said of them), ``user-<who>-name`` ("my wife is called Anna");
 - ``user-opinion-<thing>``: likes, loves and dislikes, however softly said ("I'm not a big fan of
   X" is the same dislike as "I hate X"); ``user-prefers-...``; ``decision-<what>``;
 - ``user-plan-<what>``: what is planned, without its time ("tonight"), so planning the same thing
@@ -20,7 +21,7 @@ What no rule reads as a fact about the user (``RuleExtractor`` applies these to 
 questions, with or without "?" ("Do I like sushi"); what follows "if", "I wish" and the like in
 a sentence ("If I were vegetarian ..."); other people: rules start at "I" or "my", and a sentence
 with no subject ("Likes to play cricket on weekends", mem0's plain-string style) is read as the
-user's only when it starts with a verb these rules know (``first_person``), never "He likes ...".
+user's only when it starts with a verb these rules know (``statements.first_person``), never "He likes ...".
 """
 
 from __future__ import annotations
@@ -97,58 +98,6 @@ def _rule(pattern: str, build: Callable[[re.Match[str]], Built | list[Built] | N
     return Rule(re.compile(pattern, re.IGNORECASE), build, generic)
 
 
-# --- what is not a statement about the user ------------------------------------------------------
-
-# "Do I like sushi", "am I allergic to nuts", "what is my name": a question even without its "?"
-# ("could you remember that I live in Oslo" is a request, though).
-_QUESTION = re.compile(
-    r"^\W*(?:(?:do|does|did|am|are|is|was|were|can|could|would|should|will|shall|have|has|may|might|must)"
-    r"(?:n't|n’t)?\s+(?:i|you|we|my)\b(?!\s+(?:please\s+)?(?:remember|note|save|store|keep|record|write)\b)"
-    r"|(?:what|why|how|where|who|which|when|whose)\s+(?:do|does|did|am|are|is|was|were|can|could|would|should|will)\b)",
-    re.IGNORECASE)
-# Past one of these words a sentence supposes, wishes or doubts rather than tells: "If I were
-# vegetarian ...", "I wish I had a dog", "maybe I'm allergic to nuts".
-_SUPPOSED = re.compile(r"\b(?:if|unless|suppose|supposing|imagine|pretend|hypothetically|wish|wished|whether|"
-                       r"maybe|perhaps|in case)\b", re.IGNORECASE)
-
-
-def asks(sentence: str) -> bool:
-    """Whether ``sentence`` is a question (it asks, it doesn't tell)."""
-    sentence = sentence.strip()
-    return sentence.endswith("?") or bool(_QUESTION.match(sentence))
-
-
-def supposed(m: re.Match[str]) -> bool:
-    """Whether the match comes after an "if", "I wish", "maybe"... in its sentence."""
-    return bool(_SUPPOSED.search(m.string, 0, m.start()))
-
-
-# mem0's plain-string style: "Likes to play cricket on weekends" is the user's own statement.
-_THIRD_TO_FIRST = {"likes": "like", "loves": "love", "enjoys": "enjoy", "prefers": "prefer", "hates": "hate",
-                   "dislikes": "dislike", "lives": "live", "works": "work", "plans": "plan", "intends": "intend",
-                   "has": "have", "owns": "own", "is": "am", "is not": "am not", "isn't": "am not", "isn’t": "am not",
-                   "does not": "do not", "doesn't": "don't", "doesn’t": "don't", "can't": "can't", "can’t": "can't",
-                   "cannot": "cannot", "decided": "decided"}
-_VERB = "|".join(sorted((v.replace(" ", r"\s+") for v in _THIRD_TO_FIRST), key=len, reverse=True))
-_LEADING_VERB = re.compile(rf"^(?P<lead>\s*)(?P<verb>{_VERB})(?=\s+(?P<next>\w+))", re.IGNORECASE)
-_NEXT_VERB = re.compile(rf"(?P<sep>,\s*(?:and\s+)?|\s+and\s+|\s+(?P<but>but)\s+)(?P<verb>{_VERB})\b", re.IGNORECASE)
-
-
-def _first(verb: str) -> str:
-    return "I " + _THIRD_TO_FIRST[" ".join(verb.lower().split())]
-
-
-def first_person(sentence: str) -> str:
-    """A sentence that starts with a verb the rules know, read as the user's: "Likes cricket and
-    lives in Pune" -> "I like cricket, and I live in Pune". Any other sentence is returned as it is."""
-    m = _LEADING_VERB.match(sentence)
-    # "Is Alice ...", "Is it ...": a question or someone else, not "I am ..."; "is going to rain"
-    if m is None or (m["verb"].lower().startswith("is") and (not m["next"].islower() or m["next"] == "going")):
-        return sentence
-    rest = _NEXT_VERB.sub(lambda n: (" but " if n["but"] else ", and ") + _first(n["verb"]), sentence[m.end():])
-    return m["lead"] + _first(m["verb"]) + rest
-
-
 # --- names and "my X is Y" -------------------------------------------------------------------------
 
 # "My name is not important", "call me nobody": a refusal to give a name, not a name.
@@ -185,6 +134,16 @@ def _name_stated(m: re.Match[str]) -> Built | None:
     return _name(m)
 
 
+# The people and animals in a user's life. "My X is Y" of one of them tells one thing of many about
+# them ("my sister is a doctor", "my sister is allergic to cats"), not the value of a setting ("my
+# favourite editor is vim"): each is its own slot, or the second replaced the first.
+_BEINGS = frozenset("""mother mom mum father dad parent parents sister brother sibling siblings wife husband partner
+    boyfriend girlfriend fiance fiancé fiancee fiancée son daughter kid kids child children baby friend boss manager
+    colleague coworker co-worker neighbour neighbor roommate flatmate grandmother grandma granny grandfather grandpa
+    aunt uncle cousin niece nephew teacher doctor therapist dog cat puppy kitten pet hamster rabbit parrot bird
+    horse""".split())
+
+
 def _my_x_is(m: re.Match[str]) -> Built | None:
     thing, value = m["thing"].strip().lower(), _clean(m["value"])
     if thing in {"name"} or len(thing.split()) > 4:
@@ -192,7 +151,10 @@ def _my_x_is(m: re.Match[str]) -> Built | None:
     if re.search(r"['’]s name$", thing) or re.match(r"(?:called|named)\b", value, re.IGNORECASE):
         return None  # "my wife's name is Anna", "my dog is called Rex": the named rule's, one slot for both
     thing = thing.replace("favorite", "favourite")
-    return f"user-{_slug(thing)}", f"The user's {thing} is {value}.", "social"
+    slot = f"user-{_slug(thing)}"
+    if thing.split()[-1] in _BEINGS:  # a fact about them: slotted by what it says too
+        slot = f"{slot}-{_slug(value)}"
+    return slot, f"The user's {thing} is {value}.", "social"
 
 
 def _named(m: re.Match[str]) -> Built | None:
