@@ -263,7 +263,7 @@ _WHEN = re.compile(
     r"|(?:a|an|one|two|three|a\s+few|\d+)\s+(?:days?|weeks?|months?|years?))|later(?:\s+today)?|soon"
     r"|at\s+\d{1,2}(?::\d\d)?(?:\s*[ap]m)?)\b", re.IGNORECASE)
 # A plan ends at a comma too: "I'm planning to watch a movie tonight, any ideas" plans the movie only.
-_PLAN_VALUE = rf"(?P<value>(?:[^.!?;,\n]|[.!?](?=\S)){{1,80}}?)(?=\s*,|{_END_AT})"
+_PLAN_VALUE = rf"(?P<value>(?:(?!,){_CHAR}){{1,80}}?)(?=\s*,|{_END_AT})"
 # "I'm going to X" is a plan only with a time, and not these: "I'm going to need help tomorrow".
 _NOT_PLANS = frozenset("need have try let explain think die miss regret hate love like".split())
 _BE_WHERE = frozenset("in at on away abroad out back home".split())  # "I'm going to be in Paris next week"
