@@ -110,3 +110,24 @@ def dt_epoch(text: str) -> float:
     import datetime as dt
 
     return dt.datetime.fromisoformat(text).timestamp()
+
+
+def test_php_entity_files_empty_context_array_and_errors_in_the_files_own_names(tmp_path: Path) -> None:
+    # PHP's json_encode writes an empty array as `[]`: a memory with no context is saved `"context": []`
+    # (Laravel's array cast does the same). It was refused as "metadata: got list"; and a malformed
+    # created_at was named `date`, a field the PHP file does not have.
+    import json
+
+    folder = tmp_path / "memory/experience"
+    folder.mkdir(parents=True)
+    (folder / "2026-02-04_15-30-00_1.json").write_text(json.dumps({**PHP_FILE, "id": 1, "context": []}))
+    (folder / "2026-02-04_15-30-00_2.json").write_text(json.dumps({**PHP_FILE, "id": 2, "content": "b", "context": [1]}))
+    (folder / "2026-02-04_15-30-00_3.json").write_text(json.dumps(
+        {**PHP_FILE, "id": 3, "content": "c", "created_at": "yesterday"}))
+    with Engram.from_settings(home=tmp_path / "a", embeddings={"provider": "none"}) as engram:
+        summary = engram.import_from(tmp_path / "memory")
+        assert summary.imported == 1 and engram.get("1").metadata == {}
+        problems = sorted(summary.warnings)
+        assert problems[0].endswith("_2.json:1: entry not imported: context: got a list "
+                                    "(allowed: a JSON object, or [] or null for none)"), problems
+        assert '_3.json:1: entry not imported: created_at: "yesterday" is not a valid date' in problems[1], problems

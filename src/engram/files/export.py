@@ -410,15 +410,25 @@ def _read_type_json(folder: Folder, rel: str, engram: Engram, summary: ImportSum
         summary.problems.append(Problem(rel, 1, "expected a JSON object"))
         return []
     extra = data.get("engram") if isinstance(data.get("engram"), dict) else {}
+    context = data.get("context")
     raw = {**{k: v for k, v in extra.items() if k != "scope"}, "id": str(data["id"]) if data.get("id") is not None else None,
            "type": data.get("type"), "content": data.get("content", ""), "importance": data.get("importance", 0.5),
-           "metadata": data.get("context"), "date": data.get("created_at")}
+           # PHP's json_encode writes an empty array as ``[]``: a memory saved without context.
+           "metadata": None if context == [] else context, "date": data.get("created_at")}
     try:
+        if raw["metadata"] is not None and not isinstance(raw["metadata"], dict | str):
+            raise ValidationError("context", f"got {jsondoc.kind(context)}", "a JSON object, or [] or null for none")
         scope = Scope.parse(extra["scope"]) if extra.get("scope") else Scope(engram.scope.agent)
         return [(scope, build_entry(raw, max_content_chars=engram.max_content_chars, line=1))]
     except ValidationError as exc:
-        summary.problems.append(Problem(rel, 1, f"entry not imported: {exc}"))
+        # Named as the file names them: the PHP entity's ``context`` and ``created_at``.
+        field = _TYPE_JSON_FIELDS.get(exc.field, exc.field)
+        summary.problems.append(Problem(rel, 1, f"entry not imported: {field}: {exc.reason}"))
         return []
+
+
+# The per-type file's names for what ``build_entry`` reads under its own.
+_TYPE_JSON_FIELDS = {"metadata": "context", "date": "created_at"}
 
 
 def _store(engram: Engram, by_scope: dict[tuple[Scope, str | None], list[tuple[str, Entry]]],
