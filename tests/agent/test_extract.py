@@ -377,3 +377,36 @@ def test_a_new_plan_is_kept_beside_the_old_and_the_same_plan_retimed_updates_it(
     assert [(r["id"], r["event"]) for r in dropped] == [(hiking[0]["id"], "UPDATE")]
     assert _memories(mem0, "alice") == ["The user is no longer planning to go hiking tomorrow.",
                                         "The user is planning to watch a movie tomorrow instead."]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # An abbreviation's or an initial's dot ended the sentence: each was stored cut at it ("St.").
+    ("I live in St. Louis", [("user-location", "The user lives in St. Louis.")]),
+    ("I work at Acme Inc. in Berlin", [("user-workplace", "The user works at Acme Inc. in Berlin.")]),
+    ("My favourite author is J. R. R. Tolkien",
+     [("user-favourite-author", "The user's favourite author is J. R. R. Tolkien.")]),
+    ("My doctor is Dr. Smith", [("user-doctor-dr-smith", "The user's doctor is Dr. Smith.")]),
+    ("Dr. Smith is my doctor", [("user-doctor-dr-smith", "The user's doctor is Dr. Smith.")]),
+    ("My neighbour is Mrs. Jones.", [("user-neighbour-mrs-jones", "The user's neighbour is Mrs. Jones.")]),
+    ("My boss is Ms. Lee", [("user-boss-ms-lee", "The user's boss is Ms. Lee.")]),
+    ("My name is Mr. Bean", [("user-name", "The user's name is Mr. Bean.")]),
+    ("I like fruit, e.g. apples", [("user-opinion-fruit-e-g-apples", "The user likes fruit, e.g. apples.")]),
+    # ... while a sentence after one still starts where it should.
+    ("I work at Acme Inc. I like tea.", [("user-workplace", "The user works at Acme Inc."),
+                                          ("user-opinion-tea", "The user likes tea.")]),
+    ("I live in St. Louis. I like tea", [("user-location", "The user lives in St. Louis."),
+                                         ("user-opinion-tea", "The user likes tea.")]),
+    ("My grade is A. My name is Ada", [("user-grade", "The user's grade is A."), ("user-name", "The user's name is Ada.")]),
+    ("This is my doctor. She is my sister", []),
+])
+def test_an_abbreviation_or_initial_does_not_end_a_sentence(text, expected):
+    assert [(f.key, f.content) for f in RuleExtractor().extract(text)] == expected
+
+
+def test_sentences_keep_abbreviations_whole():
+    from engram.agent.stops import sentences
+
+    assert sentences("Dr. Smith is my doctor. I live in St. Louis!\nOK") == [
+        "Dr. Smith is my doctor.", "I live in St. Louis!", "OK"]
+    # A request not to keep something covers its whole sentence, past an abbreviation.
+    assert RuleExtractor().extract("Don't remember that Dr. Smith is my doctor") == []

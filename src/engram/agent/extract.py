@@ -27,7 +27,8 @@ from engram.agent import prompts
 from engram.agent.enrich import strip_memory_context
 from engram.agent.extract_rules import RULES
 from engram.agent.statements import asks, first_person, supposed
-from engram.agent.withhold import Withheld, sentences, shown, withholds
+from engram.agent.stops import sentences
+from engram.agent.withhold import Withheld, shown, withholds
 from engram.llm.base import ChatProvider, user_message
 
 _seq = itertools.count(1)

@@ -30,15 +30,18 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from engram.agent.stops import NOT_A_STOP, STOP
+
 Built = tuple[str, str, str]  # (slot key, or "" for none; content; memory type)
 
 # A value ends at punctuation, at ", and" / "but", or where "and" starts the user's next
 # statement ("I love sci-fi and I live in Lisbon": two facts, not one love of everything after it).
-# A full stop ends it only before a space or the end, as sentences are split: one inside a word
-# is the value's ("my python version is 3.12", "bob@example.com", "Node.js" were cut at the dot).
-_END_AT = r"\s*(?:[.!?](?=\s|$)|;|,\s*(?:and|but)\b|\s+but\b|\s+and\s+(?:i|i'm|i’m|my)\b|$)"
+# A full stop ends it only where it ends a sentence (``stops.STOP``, as sentences are split): one
+# inside a word is the value's ("my python version is 3.12", "bob@example.com", "Node.js"), and so
+# is an abbreviation's or an initial's ("St. Louis", "Acme Inc. in Berlin", "J. R. R. Tolkien").
+_END_AT = rf"\s*(?:{STOP}|;|,\s*(?:and|but)\b|\s+but\b|\s+and\s+(?:i|i'm|i’m|my)\b|$)"
 _END = rf"(?={_END_AT})"
-_CHAR = r"(?:[^.!?;\n]|[.!?](?=\S))"  # a character of a value: no stop (a dot inside a word is none)
+_CHAR = rf"(?:[^.!?;\n]|[.!?](?=\S)|{NOT_A_STOP})"  # a character of a value: no stop
 _VALUE = rf"(?P<value>{_CHAR}{{1,80}}?)"
 _I_AM = r"\bi(?:'m|’m|\s+am)\s+"
 _NEG_STATE = r"(?P<neg>not\s+|no\s+longer\s+)?"  # "I'm not ...", "I'm no longer ...": the same slot, changed
@@ -108,7 +111,8 @@ _REFUSALS = frozenset("not no none nobody nothing never unimportant irrelevant s
 def _proper_name(value: str) -> str | None:
     """ "alice smith" -> "Alice Smith"; None for what is not a name ("not important", a sentence)."""
     value = _clean(value)
-    if not re.match(r"^[A-Za-z][\w' -]{0,40}$", value) or len(value.split()) > 3:
+    # Up to three words, and any initials or title before them ("J. R. R. Tolkien", "Mr. Bean").
+    if not re.match(r"^[A-Za-z][\w'. -]{0,40}$", value) or len([w for w in value.split() if w[-1] != "."]) > 3:
         return None
     if value.split()[0].lower() in _REFUSALS:
         return None
@@ -155,6 +159,17 @@ def _my_x_is(m: re.Match[str]) -> Built | None:
     if thing.split()[-1] in _BEINGS:  # a fact about them: slotted by what it says too
         slot = f"{slot}-{_slug(value)}"
     return slot, f"The user's {thing} is {value}.", "social"
+
+
+# "This is my doctor", "She is my sister": not a name.
+_NOT_SUBJECTS = frozenset("this that it he she they there here who what which someone somebody everyone nobody".split())
+
+
+def _is_my(m: re.Match[str]) -> Built | None:
+    """ "Dr. Smith is my doctor": what "My doctor is Dr. Smith" says, in its slot and words."""
+    if m["value"].split()[0].lower() in _NOT_SUBJECTS or _proper_name(m["value"]) is None:
+        return None
+    return _my_x_is(m)
 
 
 def _named(m: re.Match[str]) -> Built | None:
@@ -427,6 +442,8 @@ RULES: tuple[Rule, ...] = (
     _rule(r"\b(?:my name is|call me|i am called|i'm called)\s+" + _VALUE + _END, _name),
     _rule(_I_AM + r"(?P<value>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,2})" + _END, _name_stated),
     _rule(r"\bmy\s+(?P<thing>(?:favou?rite\s+)?[a-z][a-z ']{1,40}?)\s+(?:is|are)\s+" + _VALUE + _END, _my_x_is),
+    _rule(r"^\W*(?P<value>(?-i:[A-Z])[\w'.-]*(?:\s+(?-i:[A-Z])[\w'.-]*){0,4})\s+is\s+my\s+(?P<thing>"
+          + "|".join(sorted(_BEINGS, key=len, reverse=True)) + r")" + _END, _is_my),
     _rule(r"\bmy\s+(?P<who>[a-z][a-z'’ -]{0,30}?)(?:['’]s\s+name\s+is|\s+is\s+(?:called|named))\s+" + _VALUE + _END,
           _named),
     _rule(r"\bi\s+" + _ADVERB + r"?(?P<neg>(?:do not|don't|don’t)\s+(?:(?:really|much|particularly|especially)\s+)?)?"
