@@ -410,3 +410,35 @@ def test_sentences_keep_abbreviations_whole():
         "Dr. Smith is my doctor.", "I live in St. Louis!", "OK"]
     # A request not to keep something covers its whole sentence, past an abbreviation.
     assert RuleExtractor().extract("Don't remember that Dr. Smith is my doctor") == []
+
+
+@pytest.mark.parametrize("text", [
+    "I'm planning to visit Japan", "I plan to visit Japan", "I'm planning on visiting Japan",
+    "I plan on visiting Japan next year", "Plans to visit Japan", "I'm also planning on visiting Japan in May",
+])
+def test_a_plan_is_one_slot_whichever_form_of_its_verb(text):
+    # QA: "I'm planning on visiting Japan" was user-plan-visiting-japan, "... to visit Japan" user-plan-visit-japan.
+    assert [f.key for f in RuleExtractor().extract(text)] == ["user-plan-visit-japan"]
+
+
+@pytest.mark.parametrize(("said", "base"), [
+    ("I'm planning on moving to Berlin", "I'm planning to move to Berlin"),
+    ("I'm planning on running a marathon", "I'm planning to run a marathon"),
+    ("I'm planning on making pasta tonight", "I plan to make pasta"),
+    ("I'm planning on travelling to Peru", "I'm planning to travel to Peru"),
+    ("I'm planning on relocating to Porto", "I'm planning to relocate to Porto"),
+    ("I'm planning on studying French", "I'm planning to study French"),
+    ("I'm planning on installing Linux", "I'm planning to install Linux"),
+    ("I'm planning on hopping on a train", "I'm planning to hop on a train"),
+])
+def test_planning_on_doing_is_the_slot_of_planning_to_do(said, base):
+    (a,), (b,) = RuleExtractor().extract(said), RuleExtractor().extract(base)
+    assert a.key == b.key and a.content != b.content  # the same plan, in the user's own words
+    assert a.content.startswith("The user is planning on ")
+
+
+def test_a_plan_said_in_another_form_updates_its_memory(mem0):
+    first = mem0.add("I'm planning to visit Japan", user_id="alice")["results"]
+    again = mem0.add("I'm planning on visiting Japan next spring", user_id="alice")["results"]
+    assert [(r["id"], r["event"]) for r in again] == [(first[0]["id"], "UPDATE")]
+    assert _memories(mem0, "alice") == ["The user is planning on visiting Japan next spring."]

@@ -287,13 +287,36 @@ _PLACES = frozenset("the a an my our his her their bed school work church colleg
                     "breakfast practice".split())
 
 
+def _base_verb(word: str) -> str:
+    """ "visiting" -> "visit", for a plan's slot only (its words stay as said): "planning on visiting
+    Japan" is the plan "to visit Japan". No lemmatiser is installed (nor worth a dependency for
+    this), so the spelling rules of "-ing" do: a consonant doubled for it is one again ("running",
+    British "travelling"; not "calling" or "adding"); a one-syllable stem ending in a single vowel
+    and a consonant lost an "e" (a one-syllable verb without one doubles: "making", "hoping" but
+    "hopping"), as did a stem ending in "v", "c" or "z" ("moving", "dancing"), and a longer one in
+    "-at", "-or", "-ir", "-ur", "-is" ("relocating", "exploring", "retiring", "organising").
+    A verb these miss keeps its own slot for its "-ing" form, as every verb did before."""
+    stem = word[:-3]
+    syllables = len(re.findall(r"[aeiouy]+", stem))
+    if len(stem) > 3 and re.search(r"([b-df-hj-np-tv-z])\1$", stem) and (stem[-1] not in "lsfz" or
+                                                                          (stem.endswith("ell") and syllables > 1)):
+        return stem[:-1]
+    if (re.search(r"[vcz]$", stem) or re.fullmatch(r"[^aeiouy]*[aeiouy][b-df-hj-np-tv]", stem)
+            or (syllables > 1 and re.search(r"[^aeiou](?:at|or|ir|ur|is)$", stem))):
+        return stem + "e"
+    return stem
+
+
 def _plan(activity: str, neg: str, prep: str = "to") -> Built | None:
     activity = _clean(activity)
     if _vague(activity) or re.search(r"\byou(?:r|rs)?\b", activity, re.IGNORECASE):  # talk to the assistant
         return None
     if re.search(r"\s+any\s*more$", activity, re.IGNORECASE):  # "I'm not planning to ... anymore"
         activity, neg = re.sub(r"\s+any\s*more$", "", activity, flags=re.IGNORECASE), neg and "no longer "
-    what = _slug(_WHEN.sub(" ", _TRAILING.sub("", activity)))
+    what = _WHEN.sub(" ", _TRAILING.sub("", activity)).split()
+    if prep.lower() == "on" and what and re.fullmatch(r"[a-z]{2,}ing", what[0].lower()):  # "planning on visiting ..."
+        what[0] = _base_verb(what[0].lower())
+    what = _slug(" ".join(what))
     return f"user-plan-{what}", f"The user is {neg}planning {prep.lower()} {activity}.", "decision"
 
 
