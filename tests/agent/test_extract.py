@@ -442,3 +442,24 @@ def test_a_plan_said_in_another_form_updates_its_memory(mem0):
     again = mem0.add("I'm planning on visiting Japan next spring", user_id="alice")["results"]
     assert [(r["id"], r["event"]) for r in again] == [(first[0]["id"], "UPDATE")]
     assert _memories(mem0, "alice") == ["The user is planning on visiting Japan next spring."]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # Someone else's words or beliefs about the user: were stored as the user's own facts.
+    ("She said I'm vegetarian", []),
+    ("He thinks I love jazz", []),
+    ("My friend told me I like sushi", []),
+    ("My friend told me he likes sushi", []),
+    ("My sister says that I'm allergic to nuts.", []),
+    ("According to my mum I live in Bergen", []),
+    ("Anna has always said my name is Bob", []),
+    ("I live in Oslo but my mum thinks I live in Bergen", [("user-location", "The user lives in Oslo.")]),
+    # The user's own words, reported by the user, are the user telling.
+    ("I told her I'm vegetarian", [("user-diet", "The user is vegetarian.")]),
+    ("I've always said I live in Oslo", [("user-location", "The user lives in Oslo.")]),
+    ("I think I'm allergic to nuts", [("user-allergy-nut", "The user is allergic to nuts.")]),
+    ("Told her I'm vegetarian", [("user-diet", "The user is vegetarian.")]),
+    ("You know I'm vegetarian", [("user-diet", "The user is vegetarian.")]),
+])
+def test_someone_elses_words_about_the_user_are_not_the_users_facts(text, expected):
+    assert [(f.key, f.content) for f in RuleExtractor().extract(text)] == expected
