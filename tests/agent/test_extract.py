@@ -463,3 +463,50 @@ def test_a_plan_said_in_another_form_updates_its_memory(mem0):
 ])
 def test_someone_elses_words_about_the_user_are_not_the_users_facts(text, expected):
     assert [(f.key, f.content) for f in RuleExtractor().extract(text)] == expected
+
+
+@pytest.mark.parametrize(("text", "key", "content"), [
+    # Health conditions: none was read ("I have diabetes" stored nothing); one slot per condition.
+    ("I have diabetes", "user-health-diabetes", "The user has diabetes."),
+    ("I'm diabetic", "user-health-diabetes", "The user is diabetic."),
+    ("I don't have diabetes", "user-health-diabetes", "The user does not have diabetes."),
+    ("I'm not diabetic anymore.", "user-health-diabetes", "The user is no longer diabetic."),
+    ("I have type 2 diabetes", "user-health-type-2-diabetes", "The user has type 2 diabetes."),
+    ("I'm a type 2 diabetic", "user-health-type-2-diabetes", "The user is a type 2 diabetic."),
+    ("I have asthma.", "user-health-asthma", "The user has asthma."),
+    ("I no longer have asthma", "user-health-asthma", "The user no longer has asthma."),
+    ("I was diagnosed with celiac disease", "user-health-celiac-disease", "The user was diagnosed with celiac disease."),
+    ("I'm coeliac", "user-health-celiac-disease", "The user is coeliac."),
+    ("I've been diagnosed with ADHD last year", "user-health-adhd", "The user was diagnosed with ADHD last year."),
+    ("I was diagnosed with celiac disease, so I avoid gluten", "user-health-celiac-disease",
+     "The user was diagnosed with celiac disease."),
+    ("I suffer from migraines", "user-health-migraine", "The user suffers from migraines."),
+    ("I suffer from back pain", "user-health-back-pain", "The user suffers from back pain."),
+    ("I have high blood pressure", "user-health-high-blood-pressure", "The user has high blood pressure."),
+    ("I have an eating disorder", "user-health-eating-disorder", "The user has an eating disorder."),
+    ("I have Crohn's disease", "user-health-crohn-disease", "The user has Crohn's disease."),
+    ("Has asthma", "user-health-asthma", "The user has asthma."),
+])
+def test_a_health_condition_is_a_fact_in_its_own_slot(text, key, content):
+    assert [(f.key, f.content) for f in RuleExtractor().extract(text)] == [(key, content)]
+
+
+@pytest.mark.parametrize("text", [
+    "I have a question", "I have anxiety about the exam", "I have no disease", "My dad has diabetes",
+    "Do I have asthma", "If I have diabetes I should know", "She said I have asthma", "I suffer from nothing",
+    "Don't remember that I have diabetes",
+])
+def test_what_is_not_the_users_health_condition_is_not_one(text):
+    assert [f for f in RuleExtractor().extract(text) if (f.key or "").startswith("user-health-")] == []
+
+
+def test_a_condition_said_again_or_changed_is_its_memory_and_each_condition_its_own(mem0):
+    first = mem0.add("I have asthma", user_id="bo")["results"]
+    mem0.add("I'm diabetic", user_id="bo")
+    assert mem0.add("I have asthma.", user_id="bo")["results"] == []  # said again: nothing new
+    changed = mem0.add("I no longer have asthma", user_id="bo")["results"]
+    assert [(r["id"], r["event"]) for r in changed] == [(first[0]["id"], "UPDATE")]
+    assert _memories(mem0, "bo") == ["The user is diabetic.", "The user no longer has asthma."]
+    # A request not to record health covers its own sentence only, as for every extractor (docs/agent.md).
+    assert [r["memory"] for r in mem0.add("Never record my health. I have gout.", user_id="bo")["results"]] == [
+        "The user has gout."]

@@ -4,7 +4,7 @@
 nothing, bullet and number markers are stripped, and each fact gets a unique id
 ``{unixnano}-{index}-{seq}``. ``RuleExtractor`` recognises plain statements about the user -
 names, "my X is Y", where the user lives or works, likes and dislikes, preferences, decisions,
-plans, diet and allergies, pets, family and possessions (the rules: ``extract_rules``) - and gives
+plans, diet, allergies and health conditions, pets, family and possessions (the rules: ``extract_rules``) - and gives
 each a *slot* key (``user-name``, ``user-favourite-editor``, ``user-opinion-python``) so that
 saying the same thing again, or changing it, lands on the same entry.
 

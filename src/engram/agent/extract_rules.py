@@ -14,14 +14,16 @@ same memory. The slots:
   for another time, or giving it up, updates it while another plan is a memory of its own;
 - ``user-diet`` (one diet: vegetarian, then vegan, replaces it), ``user-eats-<food>``,
   ``user-allergy-<allergen>`` and ``user-intolerance-<what>``: one slot per allergen, so "I'm no
-  longer allergic to nuts" updates that allergy and leaves the others;
+  longer allergic to nuts" updates that allergy and leaves the others; ``user-health-<condition>``
+  likewise ("I have diabetes", "I'm diabetic": one);
 - ``user-has-<thing>`` ("I have two cats"; with ``-<name>`` when named: "a dog named Rex").
 
 What no rule reads as a fact about the user (``RuleExtractor`` applies these to every rule):
 questions, with or without "?" ("Do I like sushi"); what follows "if", "I wish" and the like in
-a sentence ("If I were vegetarian ..."); other people: rules start at "I" or "my", and a sentence
-with no subject ("Likes to play cricket on weekends", mem0's plain-string style) is read as the
-user's only when it starts with a verb these rules know (``statements.first_person``), never "He likes ...".
+a sentence ("If I were vegetarian ..."), or someone else saying or believing it ("She said I'm
+..."); other people: rules start at "I" or "my", and a sentence with no subject ("Likes to play
+cricket on weekends", mem0's plain-string style) is read as the user's only when it starts with a
+verb these rules know (``statements.first_person``), never "He likes ...".
 """
 
 from __future__ import annotations
@@ -127,7 +129,8 @@ def _name(m: re.Match[str]) -> Built | None:
 # Words that follow "I'm" capitalised for emphasis or at a line start, not as a name.
 _NOT_NAMES = frozenset("not so sorry just also really very still going back here there fine okay ok good sure happy "
                        "glad tired busy new done ready afraid from in at on with planning allergic intolerant "
-                       "lactose gluten vegetarian vegan pescatarian pescetarian flexitarian".split())
+                       "lactose gluten vegetarian vegan pescatarian pescetarian flexitarian diabetic asthmatic epileptic "
+                       "coeliac celiac autistic dyslexic".split())
 
 
 def _name_stated(m: re.Match[str]) -> Built | None:
@@ -420,6 +423,63 @@ def _intolerant(m: re.Match[str]) -> Built | None:
 
 _INTOLERANCES = r"(?P<value>lactose|gluten|fructose|histamine|dairy|wheat)"
 
+# Health conditions, as mem0's extraction keeps them: one slot per condition (``user-health-<it>``),
+# as for allergies, so "I no longer have asthma" updates that one. "I have ..." is a condition only
+# for a known one ("I have a question" is not), or a disease, syndrome or disorder by that word;
+# a diagnosis or "I suffer from" is one whatever it names.
+_CONDITIONS = (r"(?:(?:type\s+[12]\s+|gestational\s+)?diabetes|pre-?diabetes|asthma|c(?:o|oe|e)liac(?:\s+disease)?|"
+               r"epilepsy|hypertension|(?:high|low)\s+blood\s+pressure|high\s+cholesterol|migraines?|"
+               r"(?:rheumatoid\s+|psoriatic\s+|osteo)?arthritis|eczema|psoriasis|adhd|autism|dyslexia|depression|"
+               r"anxiety|ibs|copd|(?:[a-z]+\s+)?cancer|hypothyroidism|hyperthyroidism|lupus|multiple\s+sclerosis|pcos|"
+               r"endometriosis|gout|sleep\s+apno?ea|insomnia|tinnitus|an(?:a)?emia|hiv|hepatitis\s+[abc]|fibromyalgia|"
+               r"long\s+covid|ocd|ptsd|[a-z'’-]+\s+(?:disease|syndrome|disorder))")
+# "I'm diabetic": the condition's slot, by its noun.
+_CONDITION_OF = {"diabetic": "diabetes", "prediabetic": "prediabetes", "pre-diabetic": "prediabetes", "asthmatic": "asthma",
+                 "epileptic": "epilepsy", "anaemic": "anaemia", "anemic": "anaemia", "celiac": "celiac disease",
+                 "coeliac": "celiac disease", "autistic": "autism", "dyslexic": "dyslexia",
+                 "hypertensive": "hypertension", "bipolar": "bipolar disorder", "insomniac": "insomnia"}
+_CONDITION_ADJ = "|".join(sorted(_CONDITION_OF, key=len, reverse=True))
+# Said after a condition, not part of it: "I was diagnosed with asthma last year".
+_SINCE = re.compile(r"\s+(?:last\s+\w+|this\s+\w+|in\s+\d{4}|(?:a|an|one|two|three|a\s+few|several|\d+)\s+"
+                    r"(?:days?|weeks?|months?|years?)\s+ago|(?:as\s+a|when\s+i\s+was\s+a)\s+(?:child|kid|teenager|baby)|"
+                    r"at\s+(?:the\s+)?(?:age\s+(?:of\s+)?)?\d+|recently)$", re.IGNORECASE)
+
+
+_NO_CONDITION = frozenset("no any some the my his her their your a an".split())  # "I have no disease"
+
+
+def _condition_slot(condition: str) -> str:
+    condition = re.sub(r"['’]s\b", "", condition.lower())
+    condition = re.sub(r"\bc(?:o|oe)liac\b", "celiac", re.sub(r"\banemia\b", "anaemia", condition))
+    condition = re.sub(r"\bceliac$", "celiac disease", re.sub(r"\bapnoea\b", "apnea", condition))
+    condition = re.sub(r"\bmigraines\b", "migraine", condition)  # "I suffer from migraine(s)"
+    return f"user-health-{_slug(condition, 5)}"
+
+
+def _has_condition(m: re.Match[str]) -> Built | None:
+    condition = _clean(m["value"])
+    if m["verb"].lower().startswith("diagnosed"):
+        condition = _SINCE.sub("", condition)
+        if _vague(condition) or len(condition.split()) > 5 or condition.lower() in _NO_CONDITION:
+            return None
+        return _condition_slot(condition), f"The user was diagnosed with {_clean(m['value'])}.", "social"
+    neg = " ".join((m["neg"] or "").lower().replace("’", "'").split())
+    suffers = m["verb"].lower().startswith("suffer")
+    bare = re.sub(r"^an?\s+", "", condition, flags=re.IGNORECASE)  # "an eating disorder"
+    if _vague(bare) or len(bare.split()) > 4 or bare.split()[0].lower() in _NO_CONDITION:
+        return None
+    verb = ("suffers from" if suffers else "has") if not neg else (
+        f"no longer {'suffers from' if suffers else 'has'}" if neg == "no longer" else
+        f"does not {'suffer from' if suffers else 'have'}")
+    return _condition_slot(condition), f"The user {verb} {condition}.", "social"
+
+
+def _condition_adj(m: re.Match[str]) -> Built | None:
+    """ "I'm diabetic", "I'm a type 1 diabetic": the slot of "I have (type 1) diabetes"."""
+    adj, kind = m["adj"].lower(), " ".join((m["kind"] or "").lower().split())
+    said = " ".join(w for w in (m["art"] and m["art"].lower(), kind, adj) if w)
+    return _condition_slot(f"{kind} {_CONDITION_OF[adj]}"), f"The user is {_state_negation(m)}{said}.", "social"
+
 
 # --- possessions, pets, family -------------------------------------------------------------------------
 
@@ -505,6 +565,16 @@ RULES: tuple[Rule, ...] = (
           r"(?P<value>[a-z-]+(?:\s+[a-z-]+)?)" + _END, _intolerant),
     _rule(r"\bi\s+have\s+(?:an?\s+)?(?:(?:severe|mild|slight)\s+)?" + _INTOLERANCES + r"\s+intolerance" + _END,
           _intolerant),
+    _rule(r"\bi\s+(?:(?:also|still|now|only)\s+)?(?:(?P<neg>don't|don’t|do\s+not|no\s+longer)\s+)?"
+          r"(?P<verb>have|have\s+got|suffer\s+from|live\s+with)\s+(?:(?:mild|severe|chronic|bad|slight)\s+)?"
+          r"(?P<value>(?:(?:a|an)\s+)?" + _CONDITIONS + r")" + _STATE_TAIL + _END, _has_condition),
+    # a diagnosis, and what the user suffers from, end at a comma as a plan does ("..., so I avoid gluten")
+    _rule(r"\bi\s+(?:(?:also|still|now|only)\s+)?(?P<neg>)(?P<verb>suffer\s+from)\s+" + _PLAN_VALUE, _has_condition),
+    _rule(r"\bi(?:\s+was|['’]ve\s+been|\s+have\s+been|['’]m|\s+am|\s+got|\s+just\s+got)?\s+"
+          r"(?:(?:just|recently|finally|officially|also)\s+)?(?P<neg>)(?P<verb>diagnosed)\s+with\s+" + _PLAN_VALUE,
+          _has_condition),
+    _rule(_I_AM + _NEG_STATE + r"(?:(?P<art>a|an)\s+)?(?P<kind>type\s+[12]\s+)?(?P<adj>" + _CONDITION_ADJ + r")"
+          + _STATE_TAIL + _END, _condition_adj),
     # possessions, pets, family
     _rule(r"\bi(?:\s+(?:(?:also|now|still|already|only)\s+)?(?:have\s+got|have|own)|['’]ve\s+got)\s+(?P<value>"
           + _ITEMS + r"(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+)" + _ITEMS + r")*)" + _END, _has),
