@@ -460,6 +460,12 @@ def test_a_plan_said_in_another_form_updates_its_memory(mem0):
     ("I think I'm allergic to nuts", [("user-allergy-nut", "The user is allergic to nuts.")]),
     ("Told her I'm vegetarian", [("user-diet", "The user is vegetarian.")]),
     ("You know I'm vegetarian", [("user-diet", "The user is vegetarian.")]),
+    ("I have to say I love jazz", [("user-opinion-jazz", "The user loves jazz.")]),
+    ("Let me tell you, I love jazz", [("user-opinion-jazz", "The user loves jazz.")]),
+    ("Needless to say, I love jazz", [("user-opinion-jazz", "The user loves jazz.")]),
+    ("That said, I love jazz", [("user-opinion-jazz", "The user loves jazz.")]),
+    ("Truth be told, I love jazz", [("user-opinion-jazz", "The user loves jazz.")]),
+    ("My mum would say I love jazz", []),
 ])
 def test_someone_elses_words_about_the_user_are_not_the_users_facts(text, expected):
     assert [(f.key, f.content) for f in RuleExtractor().extract(text)] == expected

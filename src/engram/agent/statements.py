@@ -39,19 +39,22 @@ def supposed(m: re.Match[str]) -> bool:
 # said or believes of the user; the user did not tell it. "I told her I'm vegetarian", "I said I
 # live in Oslo", "I think I'm allergic to nuts" are the user's own words, and tell.
 _REPORTED = re.compile(
-    r"(?P<who>[\w'’]+)\s+(?:(?:have|has|had|do|does|did|will|would|always|also|just|once|never|still|really|"
-    r"probably|apparently|keeps|kept|even)\s+){0,2}"
+    r"(?P<who>[\w'’]+)\s+(?:(?:have|has|had|do|does|did|will|would|can|could|must|should|might|may|need|to|always|"
+    r"also|just|once|never|still|really|probably|apparently|keeps|kept|even)\s+){0,3}"
     r"(?:say|says|said|tell|tells|told|think|thinks|thought|believe|believes|believed|claim|claims|claimed|reckon|"
     r"reckons|reckoned|assume|assumes|assumed|mention|mentions|mentioned|insist|insists|insisted|swear|swears|swore|"
     r"guess|guesses|guessed|suspect|suspects|suspected|figure|figures|figured|imagines|imagined|wrote|writes|texted|"
     r"heard|hears|seems\s+to\s+think)\b|\baccording\s+to\b", re.IGNORECASE)
 _USER = frozenset("i i've i’ve i'd i’d i'll i’ll".split())
+# Not someone saying it: "Let me tell you, ...", "Needless to say, ...", "That said, ...", "Truth be told".
+_NO_SPEAKER = frozenset("me to that this be been needless having".split())
 
 
 def reported(m: re.Match[str]) -> bool:
     """Whether the match comes after someone other than the user saying or believing it ("She
     said I'm vegetarian"), in its sentence."""
-    return any(r["who"] is None or r["who"].lower() not in _USER for r in _REPORTED.finditer(m.string, 0, m.start()))
+    return any(r["who"] is None or r["who"].lower() not in _USER | _NO_SPEAKER
+               for r in _REPORTED.finditer(m.string, 0, m.start()))
 
 
 # mem0's plain-string style: "Likes to play cricket on weekends" is the user's own statement.
