@@ -377,3 +377,142 @@ def test_a_new_plan_is_kept_beside_the_old_and_the_same_plan_retimed_updates_it(
     assert [(r["id"], r["event"]) for r in dropped] == [(hiking[0]["id"], "UPDATE")]
     assert _memories(mem0, "alice") == ["The user is no longer planning to go hiking tomorrow.",
                                         "The user is planning to watch a movie tomorrow instead."]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # An abbreviation's or an initial's dot ended the sentence: each was stored cut at it ("St.").
+    ("I live in St. Louis", [("user-location", "The user lives in St. Louis.")]),
+    ("I work at Acme Inc. in Berlin", [("user-workplace", "The user works at Acme Inc. in Berlin.")]),
+    ("My favourite author is J. R. R. Tolkien",
+     [("user-favourite-author", "The user's favourite author is J. R. R. Tolkien.")]),
+    ("My doctor is Dr. Smith", [("user-doctor-dr-smith", "The user's doctor is Dr. Smith.")]),
+    ("Dr. Smith is my doctor", [("user-doctor-dr-smith", "The user's doctor is Dr. Smith.")]),
+    ("My neighbour is Mrs. Jones.", [("user-neighbour-mrs-jones", "The user's neighbour is Mrs. Jones.")]),
+    ("My boss is Ms. Lee", [("user-boss-ms-lee", "The user's boss is Ms. Lee.")]),
+    ("My name is Mr. Bean", [("user-name", "The user's name is Mr. Bean.")]),
+    ("I like fruit, e.g. apples", [("user-opinion-fruit-e-g-apples", "The user likes fruit, e.g. apples.")]),
+    # ... while a sentence after one still starts where it should.
+    ("I work at Acme Inc. I like tea.", [("user-workplace", "The user works at Acme Inc."),
+                                          ("user-opinion-tea", "The user likes tea.")]),
+    ("I live in St. Louis. I like tea", [("user-location", "The user lives in St. Louis."),
+                                         ("user-opinion-tea", "The user likes tea.")]),
+    ("My grade is A. My name is Ada", [("user-grade", "The user's grade is A."), ("user-name", "The user's name is Ada.")]),
+    ("This is my doctor. She is my sister", []),
+])
+def test_an_abbreviation_or_initial_does_not_end_a_sentence(text, expected):
+    assert [(f.key, f.content) for f in RuleExtractor().extract(text)] == expected
+
+
+def test_sentences_keep_abbreviations_whole():
+    from engram.agent.stops import sentences
+
+    assert sentences("Dr. Smith is my doctor. I live in St. Louis!\nOK") == [
+        "Dr. Smith is my doctor.", "I live in St. Louis!", "OK"]
+    # A request not to keep something covers its whole sentence, past an abbreviation.
+    assert RuleExtractor().extract("Don't remember that Dr. Smith is my doctor") == []
+
+
+@pytest.mark.parametrize("text", [
+    "I'm planning to visit Japan", "I plan to visit Japan", "I'm planning on visiting Japan",
+    "I plan on visiting Japan next year", "Plans to visit Japan", "I'm also planning on visiting Japan in May",
+])
+def test_a_plan_is_one_slot_whichever_form_of_its_verb(text):
+    # QA: "I'm planning on visiting Japan" was user-plan-visiting-japan, "... to visit Japan" user-plan-visit-japan.
+    assert [f.key for f in RuleExtractor().extract(text)] == ["user-plan-visit-japan"]
+
+
+@pytest.mark.parametrize(("said", "base"), [
+    ("I'm planning on moving to Berlin", "I'm planning to move to Berlin"),
+    ("I'm planning on running a marathon", "I'm planning to run a marathon"),
+    ("I'm planning on making pasta tonight", "I plan to make pasta"),
+    ("I'm planning on travelling to Peru", "I'm planning to travel to Peru"),
+    ("I'm planning on relocating to Porto", "I'm planning to relocate to Porto"),
+    ("I'm planning on studying French", "I'm planning to study French"),
+    ("I'm planning on installing Linux", "I'm planning to install Linux"),
+    ("I'm planning on hopping on a train", "I'm planning to hop on a train"),
+])
+def test_planning_on_doing_is_the_slot_of_planning_to_do(said, base):
+    (a,), (b,) = RuleExtractor().extract(said), RuleExtractor().extract(base)
+    assert a.key == b.key and a.content != b.content  # the same plan, in the user's own words
+    assert a.content.startswith("The user is planning on ")
+
+
+def test_a_plan_said_in_another_form_updates_its_memory(mem0):
+    first = mem0.add("I'm planning to visit Japan", user_id="alice")["results"]
+    again = mem0.add("I'm planning on visiting Japan next spring", user_id="alice")["results"]
+    assert [(r["id"], r["event"]) for r in again] == [(first[0]["id"], "UPDATE")]
+    assert _memories(mem0, "alice") == ["The user is planning on visiting Japan next spring."]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # Someone else's words or beliefs about the user: were stored as the user's own facts.
+    ("She said I'm vegetarian", []),
+    ("He thinks I love jazz", []),
+    ("My friend told me I like sushi", []),
+    ("My friend told me he likes sushi", []),
+    ("My sister says that I'm allergic to nuts.", []),
+    ("According to my mum I live in Bergen", []),
+    ("Anna has always said my name is Bob", []),
+    ("I live in Oslo but my mum thinks I live in Bergen", [("user-location", "The user lives in Oslo.")]),
+    # The user's own words, reported by the user, are the user telling.
+    ("I told her I'm vegetarian", [("user-diet", "The user is vegetarian.")]),
+    ("I've always said I live in Oslo", [("user-location", "The user lives in Oslo.")]),
+    ("I think I'm allergic to nuts", [("user-allergy-nut", "The user is allergic to nuts.")]),
+    ("Told her I'm vegetarian", [("user-diet", "The user is vegetarian.")]),
+    ("You know I'm vegetarian", [("user-diet", "The user is vegetarian.")]),
+    ("I have to say I love jazz", [("user-opinion-jazz", "The user loves jazz.")]),
+    ("Let me tell you, I love jazz", [("user-opinion-jazz", "The user loves jazz.")]),
+    ("Needless to say, I love jazz", [("user-opinion-jazz", "The user loves jazz.")]),
+    ("That said, I love jazz", [("user-opinion-jazz", "The user loves jazz.")]),
+    ("Truth be told, I love jazz", [("user-opinion-jazz", "The user loves jazz.")]),
+    ("My mum would say I love jazz", []),
+])
+def test_someone_elses_words_about_the_user_are_not_the_users_facts(text, expected):
+    assert [(f.key, f.content) for f in RuleExtractor().extract(text)] == expected
+
+
+@pytest.mark.parametrize(("text", "key", "content"), [
+    # Health conditions: none was read ("I have diabetes" stored nothing); one slot per condition.
+    ("I have diabetes", "user-health-diabetes", "The user has diabetes."),
+    ("I'm diabetic", "user-health-diabetes", "The user is diabetic."),
+    ("I don't have diabetes", "user-health-diabetes", "The user does not have diabetes."),
+    ("I'm not diabetic anymore.", "user-health-diabetes", "The user is no longer diabetic."),
+    ("I have type 2 diabetes", "user-health-type-2-diabetes", "The user has type 2 diabetes."),
+    ("I'm a type 2 diabetic", "user-health-type-2-diabetes", "The user is a type 2 diabetic."),
+    ("I have asthma.", "user-health-asthma", "The user has asthma."),
+    ("I no longer have asthma", "user-health-asthma", "The user no longer has asthma."),
+    ("I was diagnosed with celiac disease", "user-health-celiac-disease", "The user was diagnosed with celiac disease."),
+    ("I'm coeliac", "user-health-celiac-disease", "The user is coeliac."),
+    ("I've been diagnosed with ADHD last year", "user-health-adhd", "The user was diagnosed with ADHD last year."),
+    ("I was diagnosed with celiac disease, so I avoid gluten", "user-health-celiac-disease",
+     "The user was diagnosed with celiac disease."),
+    ("I suffer from migraines", "user-health-migraine", "The user suffers from migraines."),
+    ("I suffer from back pain", "user-health-back-pain", "The user suffers from back pain."),
+    ("I have high blood pressure", "user-health-high-blood-pressure", "The user has high blood pressure."),
+    ("I have an eating disorder", "user-health-eating-disorder", "The user has an eating disorder."),
+    ("I have Crohn's disease", "user-health-crohn-disease", "The user has Crohn's disease."),
+    ("Has asthma", "user-health-asthma", "The user has asthma."),
+])
+def test_a_health_condition_is_a_fact_in_its_own_slot(text, key, content):
+    assert [(f.key, f.content) for f in RuleExtractor().extract(text)] == [(key, content)]
+
+
+@pytest.mark.parametrize("text", [
+    "I have a question", "I have anxiety about the exam", "I have no disease", "My dad has diabetes",
+    "Do I have asthma", "If I have diabetes I should know", "She said I have asthma", "I suffer from nothing",
+    "Don't remember that I have diabetes",
+])
+def test_what_is_not_the_users_health_condition_is_not_one(text):
+    assert [f for f in RuleExtractor().extract(text) if (f.key or "").startswith("user-health-")] == []
+
+
+def test_a_condition_said_again_or_changed_is_its_memory_and_each_condition_its_own(mem0):
+    first = mem0.add("I have asthma", user_id="bo")["results"]
+    mem0.add("I'm diabetic", user_id="bo")
+    assert mem0.add("I have asthma.", user_id="bo")["results"] == []  # said again: nothing new
+    changed = mem0.add("I no longer have asthma", user_id="bo")["results"]
+    assert [(r["id"], r["event"]) for r in changed] == [(first[0]["id"], "UPDATE")]
+    assert _memories(mem0, "bo") == ["The user is diabetic.", "The user no longer has asthma."]
+    # A request not to record health covers its own sentence only, as for every extractor (docs/agent.md).
+    assert [r["memory"] for r in mem0.add("Never record my health. I have gout.", user_id="bo")["results"]] == [
+        "The user has gout."]

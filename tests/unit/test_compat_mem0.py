@@ -1046,6 +1046,18 @@ def test_under_redact_no_pii_reaches_a_key_and_a_repeated_message_is_kept_once(r
         assert leaked not in written, leaked
 
 
+def test_a_health_condition_is_read_through_the_same_screen_as_every_fact(redacting: Memory, isolated_home: Path) -> None:
+    """Health statements are facts mem0 extracts; the rule extractor read none ("I have diabetes").
+    They are no PII kind, so they are stored as told, but through the screen every fact passes:
+    the address said beside one is redacted, in the fact and in what is written."""
+    m = redacting
+    added = m.add("I have diabetes and I'm allergic to nuts. My email is dana@example.com", user_id="dana")["results"]
+    assert [r["memory"] for r in added] == ["The user has diabetes.", "The user is allergic to nuts.",
+                                            "The user's email is [REDACTED:email]."]
+    written = _every_byte_written(isolated_home)
+    assert b"The user has diabetes." in written and b"dana@" not in written
+
+
 def test_under_redact_a_message_that_fits_only_as_given_is_refused_by_its_place(redacting: Memory) -> None:
     m = redacting
     limit = m.engram.max_content_chars

@@ -4,7 +4,7 @@
 nothing, bullet and number markers are stripped, and each fact gets a unique id
 ``{unixnano}-{index}-{seq}``. ``RuleExtractor`` recognises plain statements about the user -
 names, "my X is Y", where the user lives or works, likes and dislikes, preferences, decisions,
-plans, diet and allergies, pets, family and possessions (the rules: ``extract_rules``) - and gives
+plans, diet, allergies and health conditions, pets, family and possessions (the rules: ``extract_rules``) - and gives
 each a *slot* key (``user-name``, ``user-favourite-editor``, ``user-opinion-python``) so that
 saying the same thing again, or changing it, lands on the same entry.
 
@@ -26,8 +26,9 @@ from typing import Any, Protocol
 from engram.agent import prompts
 from engram.agent.enrich import strip_memory_context
 from engram.agent.extract_rules import RULES
-from engram.agent.statements import asks, first_person, supposed
-from engram.agent.withhold import Withheld, sentences, shown, withholds
+from engram.agent.statements import asks, first_person, reported, supposed
+from engram.agent.stops import sentences
+from engram.agent.withhold import Withheld, shown, withholds
 from engram.llm.base import ChatProvider, user_message
 
 _seq = itertools.count(1)
@@ -101,7 +102,8 @@ class LLMExtractor:
 
 class RuleExtractor:
     """Statements about the user without an LLM (``extract_rules``); ignores questions (they ask,
-    they don't tell), suppositions ("if I were ...") and requests not to keep something."""
+    they don't tell), suppositions ("if I were ..."), someone else's words or beliefs ("she said
+    I'm ...") and requests not to keep something."""
 
     def extract(self, user: str, assistant: str = "", *, source: str = "") -> list[Fact]:
         text = strip_memory_context(user)
@@ -115,7 +117,8 @@ class RuleExtractor:
             sentence = first_person(sentence)  # "Likes cricket" (mem0's plain strings) is the user's
             # Facts in the order they were said, whichever rule found them.
             found = sorted(((m.start(), i, rule, m, built) for i, rule in enumerate(RULES)
-                            for m in rule.pattern.finditer(sentence) if not supposed(m) and (built := rule.facts(m))),
+                            for m in rule.pattern.finditer(sentence)
+                            if not supposed(m) and not reported(m) and (built := rule.facts(m))),
                            key=lambda item: item[:2])
             specific = [m.span() for _, _, rule, m, _ in found if not rule.generic]
             for _, _, rule, match, built in found:

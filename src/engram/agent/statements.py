@@ -1,5 +1,6 @@
 """Which sentences tell something about the user, for the rule-based extractor: a question does not
-(with or without its "?"), nor what follows "if", "I wish", "maybe" in a sentence; a sentence
+(with or without its "?"), nor what follows "if", "I wish", "maybe" in a sentence, nor what
+someone else is said to have said or to believe ("She said I'm vegetarian"); a sentence
 without a subject that starts with a verb the rules know ("Likes to play cricket on weekends",
 mem0's plain-string style) is the user's own, read as "I like ...". ``RuleExtractor`` applies
 these to every rule (``extract_rules``).
@@ -31,6 +32,29 @@ def asks(sentence: str) -> bool:
 def supposed(m: re.Match[str]) -> bool:
     """Whether the match comes after an "if", "I wish", "maybe"... in its sentence."""
     return bool(_SUPPOSED.search(m.string, 0, m.start()))
+
+
+# "She said I'm vegetarian", "my friend thinks I love jazz", "according to my doctor I ...": past
+# one of these verbs, with anyone but the user as its subject, a sentence reports what someone else
+# said or believes of the user; the user did not tell it. "I told her I'm vegetarian", "I said I
+# live in Oslo", "I think I'm allergic to nuts" are the user's own words, and tell.
+_REPORTED = re.compile(
+    r"(?P<who>[\w'’]+)\s+(?:(?:have|has|had|do|does|did|will|would|can|could|must|should|might|may|need|to|always|"
+    r"also|just|once|never|still|really|probably|apparently|keeps|kept|even)\s+){0,3}"
+    r"(?:say|says|said|tell|tells|told|think|thinks|thought|believe|believes|believed|claim|claims|claimed|reckon|"
+    r"reckons|reckoned|assume|assumes|assumed|mention|mentions|mentioned|insist|insists|insisted|swear|swears|swore|"
+    r"guess|guesses|guessed|suspect|suspects|suspected|figure|figures|figured|imagines|imagined|wrote|writes|texted|"
+    r"heard|hears|seems\s+to\s+think)\b|\baccording\s+to\b", re.IGNORECASE)
+_USER = frozenset("i i've i’ve i'd i’d i'll i’ll".split())
+# Not someone saying it: "Let me tell you, ...", "Needless to say, ...", "That said, ...", "Truth be told".
+_NO_SPEAKER = frozenset("me to that this be been needless having".split())
+
+
+def reported(m: re.Match[str]) -> bool:
+    """Whether the match comes after someone other than the user saying or believing it ("She
+    said I'm vegetarian"), in its sentence."""
+    return any(r["who"] is None or r["who"].lower() not in _USER | _NO_SPEAKER
+               for r in _REPORTED.finditer(m.string, 0, m.start()))
 
 
 # mem0's plain-string style: "Likes to play cricket on weekends" is the user's own statement.

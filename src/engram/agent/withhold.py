@@ -21,20 +21,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from engram.agent.stops import sentences
 from engram.text import STOPWORDS, words
 
 _NEGATED_REMEMBER = re.compile(
     r"\b(?:don't|don’t|dont|do not|never|no need to)\s+(?:ever\s+)?"
     r"(?:remember|store|save|record|note|memori[sz]e|write down)\b", re.IGNORECASE)
 _SUBJECT_BEFORE = re.compile(r"\b(?:i|we|they|he|she)\s*$", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-
-
-def sentences(text: str) -> list[str]:
-    """The sentences of a message, as the extractors read them (ends at . ! ? and line breaks)."""
-    return _SENTENCE_END.split(text)
-
-
 def _requests(sentence: str) -> list[re.Match[str]]:
     return [m for m in _NEGATED_REMEMBER.finditer(sentence) if not _SUBJECT_BEFORE.search(sentence[: m.start()])]
 
@@ -79,4 +72,4 @@ class Withheld:
         return not self.words or not (_terms(content) & self.words)
 
 
-__all__ = ["Withheld", "sentences", "shown", "withholds"]
+__all__ = ["Withheld", "shown", "withholds"]
