@@ -28,6 +28,8 @@ _NEGATED_REMEMBER = re.compile(
     r"\b(?:don't|don’t|dont|do not|never|no need to)\s+(?:ever\s+)?"
     r"(?:remember|store|save|record|note|memori[sz]e|write down)\b", re.IGNORECASE)
 _SUBJECT_BEFORE = re.compile(r"\b(?:i|we|they|he|she)\s*$", re.IGNORECASE)
+
+
 def _requests(sentence: str) -> list[re.Match[str]]:
     return [m for m in _NEGATED_REMEMBER.finditer(sentence) if not _SUBJECT_BEFORE.search(sentence[: m.start()])]
 
