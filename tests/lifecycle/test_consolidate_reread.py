@@ -23,8 +23,7 @@ def a_merge_takes_its_group_as_stored_at_its_write(engram: Engram, other: Engram
         return store.get_many([m.id for m in memories])
 
     # A tag added to a member meanwhile is merged, not overwritten by the group read before it.
-    survivor = engram.remember("the user prefers DARK MODE in the editor!", key="dark-mode", tags="prefs",
-                               importance=0.8).memory
+    survivor = engram.remember("the user prefers DARK MODE in the editor!", key="dark-mode", tags="prefs", importance=0.8).memory
     copy = engram.remember("The user prefers dark mode in the editor", tags="ui").memory
     group = found(survivor, copy)
     other.update(survivor.id, tags=["prefs", "work"])
@@ -57,6 +56,8 @@ def a_merge_takes_its_group_as_stored_at_its_write(engram: Engram, other: Engram
 def test_a_merge_takes_its_group_as_stored_when_it_writes(tmp_path: Path) -> None:
     clock = Clock()
     path = tmp_path / "memory.db"
-    with Engram(SqliteMemoryStore(path), clock=clock, embedder=FakeEmbedder()) as engram, \
-            Engram(SqliteMemoryStore(path), clock=clock, embedder=FakeEmbedder()) as other:
+    with (
+        Engram(SqliteMemoryStore(path), clock=clock, embedder=FakeEmbedder()) as engram,
+        Engram(SqliteMemoryStore(path), clock=clock, embedder=FakeEmbedder()) as other,
+    ):
         a_merge_takes_its_group_as_stored_at_its_write(engram, other, clock)

@@ -22,8 +22,12 @@ from tests.cli_in_process import cli_output
 @pytest.fixture()
 def embedder() -> Iterator[dict[str, str]]:
     with ProviderServer(api_key=None) as server:
-        yield {"ENGRAM_EMBEDDINGS__PROVIDER": "ollama", "ENGRAM_EMBEDDINGS__MODEL": "nomic-embed-text",
-               "ENGRAM_EMBEDDINGS__BASE_URL": server.url, "ENGRAM_FILES__ENABLED": "false"}
+        yield {
+            "ENGRAM_EMBEDDINGS__PROVIDER": "ollama",
+            "ENGRAM_EMBEDDINGS__MODEL": "nomic-embed-text",
+            "ENGRAM_EMBEDDINGS__BASE_URL": server.url,
+            "ENGRAM_FILES__ENABLED": "false",
+        }
 
 
 def _size(path: Path) -> int:
@@ -32,8 +36,11 @@ def _size(path: Path) -> int:
 
 def _free_pages(path: Path) -> None:
     """Free pages in the file, as evicted vectors leave them, for a vacuum to give back."""
-    for statement in ("CREATE TABLE scratch AS SELECT randomblob(400000) AS b", "DROP TABLE scratch",
-                      "PRAGMA wal_checkpoint(TRUNCATE)"):
+    for statement in (
+        "CREATE TABLE scratch AS SELECT randomblob(400000) AS b",
+        "DROP TABLE scratch",
+        "PRAGMA wal_checkpoint(TRUNCATE)",
+    ):
         with contextlib.closing(sqlite3.connect(path)) as conn:
             conn.execute(statement)
             conn.commit()
@@ -44,8 +51,7 @@ def _rows(path: Path) -> int:
         return conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
 
 
-def test_vacuum_rebuilds_the_embedding_cache_file_and_reports_its_sizes(tmp_path: Path,
-                                                                         embedder: dict[str, str]) -> None:
+def test_vacuum_rebuilds_the_embedding_cache_file_and_reports_its_sizes(tmp_path: Path, embedder: dict[str, str]) -> None:
     home = tmp_path / "home"
     cli_output(home, "remember", "the user drinks green tea", env=embedder)
     cache = home / "embedding-cache.db"
