@@ -1096,3 +1096,22 @@ def test_under_redact_a_fact_key_holding_pii_is_made_from_the_fact_as_stored(iso
                       "redacted-email-my-dentist": "[REDACTED:email] is my dentist",
                       "likes-tea": "I like tea"}, stored
     assert b"example" not in _every_byte_written(isolated_home)
+
+
+def test_categories_and_tags_added_in_engram_past_the_bound_are_refused_naming_the_item(m: Memory) -> None:
+    # 60 new categories beside 50 tags added in engram: 110, past MAX_TAGS (100). As engram import
+    # does, the facade names the item's field (it raised the plain "tags" error, no item named),
+    # before anything is written: the other item is not stored and the memory is kept as it was.
+    assert m.import_mem0([_FIRST]) == {"imported": 1, "skipped": 0, "forgotten": 0}
+    alex = m.engram.for_agent("alex")
+    [memory] = alex.list(scope="agent")
+    tagged = alex.update(memory, tags=["travel", *(f"mine{i}" for i in range(50))]).memory
+    later = _later(tagged.updated_at, _FIRST, categories=[f"new{i}" for i in range(60)])
+    other = {**_FIRST, "id": "b2", "memory": "Likes green tea"}
+    with pytest.raises(ValidationError) as refused:
+        m.import_mem0({"results": [other, later]})
+    assert refused.value.field == "results[1].categories"
+    assert str(refused.value).startswith(
+        f"results[1].categories: with the 50 tags added in engram to memory {memory.key}, has 110 different tags "
+        "(allowed: at most 100 different tags"), refused.value
+    assert _read(m, memory.id) == tagged and alex.count() == 1

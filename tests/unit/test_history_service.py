@@ -13,6 +13,7 @@ from engram.history.jsonl import JsonlHistoryStore
 from engram.history.keys import conversation_key, normal_key, parse_conversation_key, usable_part
 from engram.history.semantic import ExchangeIndex
 from engram.history.service import History
+from engram.history.settings import MAX_RECAP_TOP_K
 from engram.history.sqlite import SqliteHistoryStore
 from engram.model import Role, make_message, message_from_dict
 
@@ -514,8 +515,9 @@ def test_a_count_past_a_64_bit_integer_reads_every_message_and_discards_nothing_
 
 @pytest.mark.parametrize("semantic", [True, False])
 def test_semantic_recall_reads_top_k_as_every_count_is(store: SqliteHistoryStore, semantic: bool) -> None:
-    """``top_k``: a whole number of at least 1 (2.0 passes), a huge one returns every exchange; 0
-    is refused as -1 is (it was read as "the default"), text and booleans are named as what they
+    """``top_k``: a whole number from 1 to ``MAX_RECAP_TOP_K`` (2.0 passes), the range every door
+    allows (the library took any count: 10**20 passed here and was refused over HTTP); 0 is
+    refused as -1 is (it was read as "the default"), text and booleans are named as what they
     are, not "too small"; checked with or without an exchange index."""
     index = ExchangeIndex(store.db, HashedBagOfWords(), max_entries=10) if semantic else None
     history = History(store, semantic=index, recap_top_k=1)
@@ -523,14 +525,15 @@ def test_semantic_recall_reads_top_k_as_every_count_is(store: SqliteHistoryStore
         history.append(KEY, "user", f"my cat {n}", created_at=10.0 + n)
         history.append(KEY, "assistant", f"noted cat {n}", created_at=10.5 + n)
     expected = 3 if semantic else 0
-    assert len(history.semantic_recall("cat", top_k=10**20).exchanges) == expected
+    assert len(history.semantic_recall("cat", top_k=MAX_RECAP_TOP_K).exchanges) == expected
     assert len(history.semantic_recall("cat", top_k=2.0).exchanges) == min(2, expected)
     assert len(history.semantic_recall("cat").exchanges) == min(1, expected)  # recap_top_k
     for bad, problem in ((0, "0 is out of range"), (-1, "-1 is out of range"), ("x", 'got "x" (text)'),
-                         (True, "got true (a boolean)"), (2.5, "2.5")):
+                         (True, "got true (a boolean)"), (2.5, "2.5"), (MAX_RECAP_TOP_K + 1, "101 is out of range"),
+                         (10**20, "is out of range")):
         with pytest.raises(ValidationError) as err:
             history.semantic_recall("cat", top_k=bad)
-        assert err.value.field == "top_k" and problem in str(err.value) and "1 or more" in str(err.value)
+        assert err.value.field == "top_k" and problem in str(err.value) and "1 to 100" in str(err.value)
     if index is not None:  # the index read alone says the same
         assert len(index.recall("cat", top_k=10**20).exchanges) == 3
         with pytest.raises(ValidationError, match='top_k: got "x"'):

@@ -240,7 +240,8 @@ def _as_imported(view: Engram, record: Any, content: str, held: EngramMemory) ->
     (``valid_until`` from mem0's ``expiration_date``, the start by
     ``importers.apply.imported_valid_from``), a field the item leaves empty cleared; but for its
     tags, ``engram import``'s rule (``importers.apply.refreshed_tags``): mem0's categories in
-    place of those the last import brought, a tag added in engram since kept. What the import
+    place of those the last import brought, a tag added in engram since kept (both together past
+    ``MAX_TAGS``: ``SnapshotError`` naming the item's field, ``results[0].categories``). What the import
     brought (the text's digest, the categories) is recorded as ``engram import`` records it
     (``importers.apply.with_imported``), so either door reads it. ``content`` is the text as stored.
     The memory keeps its id, key and creation time; its update time is the write's (the engine
@@ -249,7 +250,7 @@ def _as_imported(view: Engram, record: Any, content: str, held: EngramMemory) ->
 
     fields: dict[str, Any] = {
         "content": record.content, "category": record.category, "type": record.type,
-        "importance": record.importance, "tags": refreshed_tags(held, record.tags, KIND),
+        "importance": record.importance, "tags": refreshed_tags(held, record, record.tags, KIND),
         "metadata": with_imported(record.metadata, record, KIND, content), "source": KIND,
         "valid_from": imported_valid_from(view, record, content), "valid_until": record.valid_until,
         "related_entity": record.related_entity, "search_context": None,

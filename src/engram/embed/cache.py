@@ -15,7 +15,7 @@ embedded, recall queries included, would otherwise stay for good, and so would t
 no longer configured. Each write deletes, in the same transaction, the rows written before the
 newest ``max_entries``, whatever their model's identity (so an old model's rows, being older, go
 first). Deleted vectors are zeroed (``secure_delete``) and their pages reused by later writes; the
-file does not shrink.
+file shrinks only when ``vacuum`` (``engram vacuum``) rebuilds it.
 
 Until engram's shared SQLite helper exists this opens the file with ``pysqlite3.dbapi2`` when it
 is importable, else the standard library's ``sqlite3``.
@@ -256,6 +256,33 @@ class EmbeddingCache:
                     db.execute("ROLLBACK")
                 raise StorageError(f"embedding cache {self.path}: write failed: {exc}") from exc
             return gone
+
+    def vacuum(self) -> tuple[int, int] | None:
+        """Rebuild the file from its live rows (``VACUUM``), giving back the pages evicted and
+        dropped vectors freed (they are reused, never returned, otherwise), and empty its WAL; its
+        size in bytes (file and WAL) before and after. None when there is no file: an in-process
+        cache, or a file not made yet (none is made here). Marks the file as ``drop`` marks it after
+        its own VACUUM, so a later ``drop`` needs none. Raises ``StorageError`` when the file cannot
+        be rebuilt, or a reader kept the WAL from being emptied."""
+        from engram.db.sqlite import truncate_wal
+
+        def size() -> int:
+            assert self.path is not None
+            return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+
+        with self._lock:
+            if self.path is None or not self.path.exists():
+                return None
+            before = size()
+            db = self._db()
+            try:
+                db.execute("VACUUM")
+                db.execute("INSERT OR IGNORE INTO embedding_cache_meta (name, value) VALUES ('zeroed_since', ?)",
+                           (str(time.time()),))
+                truncate_wal(db, str(self.path))
+            except sqlite3.Error as exc:
+                raise StorageError(f"embedding cache {self.path}: vacuum failed: {exc}") from exc
+            return before, size()
 
     def clear(self, identity: str | None = None) -> None:
         """Forget every cached vector, or only those of one identity."""

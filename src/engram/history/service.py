@@ -45,7 +45,7 @@ from engram.history.compaction import (
 from engram.history.keys import key_or_chat, normal_key, shown_key
 from engram.history.recap import pair_exchanges
 from engram.history.semantic import ExchangeIndex, SemanticRecall
-from engram.history.settings import CompactionSettings
+from engram.history.settings import MAX_RECAP_TOP_K, CompactionSettings
 from engram.model import MAX_MESSAGE_CHARS, Appended, Message, Role, make_message, parse_integer, parse_query, sent_at
 from engram.privacy import PiiPolicy, check_redacted_length
 from engram.text import counted
@@ -522,9 +522,10 @@ class History:
         each names its conversation as ``conversations`` lists it (``telegram:42``).
         Without a semantic store (no embedder) the answer is empty. Raises ``ValidationError`` for
         an empty query or one no store can hold (NUL, a lone surrogate), and for a ``top_k`` that is
-        not a whole number of at least 1 (one past every exchange held returns them all)."""
+        not a whole number from 1 to ``MAX_RECAP_TOP_K`` (None: ``recap_top_k``), the range every
+        door (CLI, HTTP, MCP) allows, since they call through here."""
         query = parse_query(query, "query")
-        top_k = self.recap_top_k if top_k is None else parse_integer(top_k, "top_k", 1)  # checked with no index too
+        top_k = self.recap_top_k if top_k is None else parse_integer(top_k, "top_k", 1, MAX_RECAP_TOP_K)  # with no index too
         if key is not None:
             key_or_chat(key)  # and the chat id or key: a malformed one is refused whether recall is on or off
         self._live_store()  # refused once closed, as every read is (the semantic store closes with it)

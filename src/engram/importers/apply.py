@@ -518,18 +518,26 @@ def with_imported(metadata: Mapping[str, Any], record: Record, kind: str, conten
     return _with_tags(metadata, kind, record.tags) if record.changed_at is not None else metadata
 
 
-def refreshed_tags(held: Memory, brought: tuple[str, ...], kind: str) -> tuple[str, ...]:
-    """The tags of ``held`` once a newer record brings ``brought``: the source's, in its order, then
-    the memory's own (those the last import did not bring), in theirs. A tag the source no longer
-    gives is dropped; one a person added in engram stays. A memory an import made before the tags
-    it brought were kept (no ``IMPORTED_TAGS``) takes the source's alone, as every refresh did then:
-    which of its tags a person added is not known, and keeping them all would keep every category
-    the source dropped as if a person had chosen it, from then on. The mem0 facade's ``import_mem0``
-    asks it too, when it brings a newer item itself."""
+def refreshed_tags(held: Memory, record: Record, brought: tuple[str, ...], kind: str) -> tuple[str, ...]:
+    """The tags of ``held`` once ``record``, newer, brings ``brought``: the source's, in its order,
+    then the memory's own (those the last import did not bring), in theirs. A tag the source no
+    longer gives is dropped; one a person added in engram stays. A memory an import made before the
+    tags it brought were kept (no ``IMPORTED_TAGS``) takes the source's alone, as every refresh did
+    then: which of its tags a person added is not known, and keeping them all would keep every
+    category the source dropped as if a person had chosen it, from then on. The mem0 facade's
+    ``import_mem0`` asks it too, when it brings a newer item itself.
+
+    Raises ``SnapshotError`` naming the record's field (``results[0].categories``) when both
+    together pass ``MAX_TAGS``, each side within it: checked here, so both doors name the item."""
     before = _imported_tags(held, kind)
-    if before is None:
-        return brought
-    return (*brought, *(t for t in held.tags if t not in before and t not in brought))
+    tags = brought if before is None else (*brought, *(t for t in held.tags if t not in before and t not in brought))
+    if len(tags) > MAX_TAGS:
+        own = len(tags) - len(brought)
+        raise SnapshotError(record.where + record.fields.get("tags", ".tags"),
+                            f"with the {own} tags added in engram to memory {held.key}, has {len(tags)} "
+                            "different tags", f"{TAGS_ALLOWED}: engram update {held.key} --tags with fewer, "
+                            "and import again; nothing was imported")
+    return tags
 
 
 def newer_than(record: Record, memory: Memory) -> bool:
@@ -606,13 +614,7 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
         # (in engram too): its tags (mem0's categories) are the latest word on the tags it brought,
         # a tag added in engram stays (refreshed_tags). Zep's are not dated, so its tags stay as they are.
         if record.changed_at is not None:
-            tags = refreshed_tags(held, memory.tags, kind)
-            if len(tags) > MAX_TAGS:  # (each side within the bound, both together past it)
-                own = len(tags) - len(memory.tags)
-                raise SnapshotError(record.where + record.fields.get("tags", ".tags"),
-                                    f"with the {own} tags added in engram to memory {held.key}, has {len(tags)} "
-                                    "different tags", f"{TAGS_ALLOWED}: engram update {held.key} --tags with fewer, "
-                                    "and import again; nothing was imported")
+            tags = refreshed_tags(held, record, memory.tags, kind)
             if tags != held.tags:
                 fields["tags"] = tags
         start, end = fields.get("valid_from", held.valid_from), fields.get("valid_until", held.valid_until)

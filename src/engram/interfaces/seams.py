@@ -18,9 +18,8 @@ from engram.engine import Engram, Filters
 from engram.errors import EmbeddingError
 from engram.history.keys import parse_conversation_key
 from engram.history.service import History
-from engram.history.settings import MAX_RECAP_TOP_K
 from engram.interfaces.present import iso
-from engram.model import Exchange, Memory, parse_integer
+from engram.model import Exchange, Memory
 
 log = logging.getLogger("engram.interfaces")
 
@@ -100,10 +99,8 @@ def audit(engram: Engram) -> AgentAudit:
 
 def semantic_recall(engram: Engram, text: str, chat_id: str | None, top_k: int | None) -> dict[str, Any]:
     """Clawless's answer: matching exchanges oldest first, and a preformatted recap block; ``top_k``
-    None is the history's ``recap_top_k``, else 1 to ``MAX_RECAP_TOP_K`` at every door (the library
-    takes any count: one past every exchange held returns them all)."""
-    if top_k is not None:  # (HTTP's and MCP's schemas say the same range; the CLI has only this)
-        top_k = parse_integer(top_k, "top_k", 1, MAX_RECAP_TOP_K)
+    None is the history's ``recap_top_k``, else 1 to ``MAX_RECAP_TOP_K`` (``History.semantic_recall``
+    checks it, for every door)."""
     found = engram.history.semantic_recall(text, key=chat_id, top_k=top_k)
     return {
         "entries": [

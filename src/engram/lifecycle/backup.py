@@ -31,11 +31,15 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engram.db.sqlite import Database, connect, db_errors, is_plain, key_error
 from engram.errors import ConfigError, EncryptionKeyError, IntegrityError, NotFoundError, StorageError, ValidationError
 from engram.history.base import DEFAULT_AGENT
 from engram.lifecycle import clean_close
+
+if TYPE_CHECKING:
+    from engram.engine import Engram
 
 log = logging.getLogger("engram.lifecycle.backup")
 
@@ -427,3 +431,14 @@ def vacuum(db: Database) -> tuple[int, int]:
     with db.read() as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return before, size()
+
+
+def vacuum_embedding_cache(engram: Engram) -> tuple[int, int] | None:
+    """What ``engram vacuum`` and the scheduled ``vacuum`` job do beside the databases: the
+    embedding cache file of ``engram``'s embedder (one per home, shared by every agent) rebuilt,
+    its size in bytes before and after;
+    None when the cache is off (no embedder, ``embeddings.cache = false``) or its file does not
+    exist. Its freed pages (vectors evicted past ``cache_max_entries``, or dropped by an erase)
+    are otherwise reused, never given back. Raises ``StorageError`` when the rebuild fails."""
+    cache = getattr(engram.embedder, "cache", None)
+    return None if cache is None else cache.vacuum()

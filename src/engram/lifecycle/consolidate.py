@@ -28,6 +28,9 @@ The others are deleted with an audit reason naming the survivor. Re-running find
 A merge is one write (``MemoryStore.atomic``): one that fails part-way keeps nothing and tells no
 listener, so the next run merges that group once, not its members a second time into a survivor
 that already lists them. (A plug-in store without ``atomic`` writes it call by call, as before.)
+That write reads its group again (``get_many_held``: on PostgreSQL the rows locked until it
+commits) and merges what it read, so a change another process made after the comparison is kept;
+a member deleted since, or whose text or slot changed, leaves the group to the next run.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import json
 import logging
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -117,56 +120,84 @@ def named(memory: Memory) -> bool:
     return memory.key != derived and re.fullmatch(re.escape(derived) + r"-\d+", memory.key) is None
 
 
+def _fact(memory: Memory) -> tuple[object, ...]:
+    """What a memory's place in a group of near-duplicates was decided on: its text (so its vector)
+    and slot, and that it is still current (not superseded, not core, not a summary)."""
+    return (memory.content, _slot(memory), memory.superseded_by, memory.category is Category.CORE,
+            memory.type == "summary")
+
+
+def _as_stored(group: list[Memory], read: Callable[[Sequence[str]], list[Memory]]) -> list[Memory] | None:
+    """``group`` as stored now (``read``), or None when a member is gone or its fact changed since
+    the group was found (its text, slot, supersession): the group is then left for the next run to
+    find again from what is stored, rather than merged on a comparison no longer true. A member's
+    other changes (tags, importance, recalls, links, arrival) are merged as they now stand."""
+    stored = read([m.id for m in group])
+    if len(stored) != len(group) or any(_fact(now) != _fact(then) for now, then in zip(stored, group, strict=True)):
+        log.info("near-duplicates of %s not merged: a member was changed or deleted since they were compared;"
+                 " the next run compares them again", group[0].key)
+        return None
+    return stored
+
+
 def merge(engram: Engram, group: list[Memory], *, now: float,
           announce: Callable[[MemoryEvent], None] | None = None) -> tuple[Memory, tuple[Memory, ...]] | None:
     """Merge ``group`` into its survivor; returns the updated survivor and the removed memories,
     or None when every member but the survivor is named (nothing may be removed), or when PII
     redaction would make two names of its metadata one, or when the survivor would lose a later
-    arrival to a store without ``raise_received_at`` (both logged; nothing is changed). Its writes are
-    one (``MemoryStore.atomic``): all kept, or none when one fails (its error raised). Its two events
-    (the others forgotten, the survivor updated) are then emitted, or handed to ``announce``."""
-    ordered = sorted(group, key=lambda m: (not named(m), -m.importance, -m.recall_count, m.created_at, m.id))
-    survivor, others = ordered[0], [m for m in ordered[1:] if not named(m)]
-    if not others:
-        return None
-    group = [survivor, *others]
-    # The group's latest arrival, when it is later than the survivor's own (None, an arrival unknown
-    # because stored before engram kept them, is no later than any).
-    later = max((o.received_at for o in others if o.received_at is not None
-                 and (survivor.received_at is None or o.received_at > survivor.received_at)), default=None)
-    raise_received_at = getattr(engram.store, "raise_received_at", None)  # a plug-in store may predate it
-    if later is not None and raise_received_at is None:
-        log.warning("near-duplicates of %s not merged: the %s store cannot give it their later arrival"
-                    " (it has no raise_received_at)", survivor.key, getattr(engram.store, "name", "plug-in"))
-        return None
-    tags = list(survivor.tags)
-    for other in others:
-        tags.extend(t for t in other.tags if t not in tags)
-    metadata = dict(survivor.metadata)
-    history = list(metadata.get("merged_from", []))
-    history.extend({"id": o.id, "key": o.key, "content": o.content, "created_at": o.created_at} for o in others)
-    metadata["merged_from"] = history
-    metadata["merged_recall_count"] = sum(m.recall_count for m in group)
-    # The merged texts are written again here, past ``remember``: screened as it screens metadata, so
-    # under ``redact`` a text stored before redact was set is not copied in clear. (Under ``warn`` its
-    # kinds were reported when it was stored; a copy is not reported again.)
-    try:
-        metadata, _ = engram.privacy.screen_metadata(metadata)
-    except ValidationError as exc:  # two of its names redacted into one: left unmerged rather than one value lost
-        log.warning("near-duplicates of %s not merged: %s", survivor.key, exc)
-        return None
-    draft = MemoryDraft(
-        content=survivor.content, scope=survivor.scope, key=survivor.key, category=survivor.category,
-        type=survivor.type, layer=survivor.layer, tags=tuple(tags), metadata=metadata,
-        importance=max(m.importance for m in group), related_entity=survivor.related_entity, source=survivor.source,
-        # An upsert replaces these too: the survivor's own, or the merge would clear them.
-        search_context=survivor.search_context, valid_from=survivor.valid_from, valid_until=survivor.valid_until,
-    )
-    # Written at the group's last write, not now: the merge changes tags and metadata, not the fact,
-    # and recall's recency counts age from updated_at. It stays in use from now (hygiene).
-    written = max(m.updated_at or m.created_at for m in group)
+    arrival to a store without ``raise_received_at`` (both logged; nothing is changed).
 
-    def write(tell: Callable[[MemoryEvent], None]) -> tuple[Memory, tuple[Memory, ...]]:
+    The group is read again in the merge's own write (``MemoryStore.get_many_held`` inside
+    ``atomic``: on PostgreSQL its rows locked until the commit), and the merge is computed from
+    that read: another process changing a member after the group was found (between ``run``'s
+    comparison and this write) is neither overwritten nor undone. A member deleted since, or whose
+    text or slot changed (``_as_stored``), leaves the group unmerged this run (logged); the next
+    run compares what is stored then. Its writes are one: all kept, or none when one fails (its
+    error raised). Its two events (the others forgotten, the survivor updated) are then emitted, or
+    handed to ``announce``."""
+    raise_received_at = getattr(engram.store, "raise_received_at", None)  # a plug-in store may predate it
+
+    def write(tell: Callable[[MemoryEvent], None], members: list[Memory]) -> tuple[Memory, tuple[Memory, ...]] | None:
+        ordered = sorted(members, key=lambda m: (not named(m), -m.importance, -m.recall_count, m.created_at, m.id))
+        survivor, others = ordered[0], [m for m in ordered[1:] if not named(m)]
+        if not others:
+            return None
+        merged = [survivor, *others]
+        # The group's latest arrival, when it is later than the survivor's own (None, an arrival unknown
+        # because stored before engram kept them, is no later than any).
+        later = max((o.received_at for o in others if o.received_at is not None
+                     and (survivor.received_at is None or o.received_at > survivor.received_at)), default=None)
+        if later is not None and raise_received_at is None:
+            log.warning("near-duplicates of %s not merged: the %s store cannot give it their later arrival"
+                        " (it has no raise_received_at)", survivor.key, getattr(engram.store, "name", "plug-in"))
+            return None
+        tags = list(survivor.tags)
+        for other in others:
+            tags.extend(t for t in other.tags if t not in tags)
+        metadata = dict(survivor.metadata)
+        history = list(metadata.get("merged_from", []))
+        history.extend({"id": o.id, "key": o.key, "content": o.content, "created_at": o.created_at} for o in others)
+        metadata["merged_from"] = history
+        metadata["merged_recall_count"] = sum(m.recall_count for m in merged)
+        # The merged texts are written again here, past ``remember``: screened as it screens metadata, so
+        # under ``redact`` a text stored before redact was set is not copied in clear. (Under ``warn`` its
+        # kinds were reported when it was stored; a copy is not reported again.)
+        try:
+            metadata, _ = engram.privacy.screen_metadata(metadata)
+        except ValidationError as exc:  # two of its names redacted into one: left unmerged rather than one value lost
+            log.warning("near-duplicates of %s not merged: %s", survivor.key, exc)
+            return None
+        draft = MemoryDraft(
+            content=survivor.content, scope=survivor.scope, key=survivor.key, category=survivor.category,
+            type=survivor.type, layer=survivor.layer, tags=tuple(tags), metadata=metadata,
+            importance=max(m.importance for m in merged), related_entity=survivor.related_entity,
+            source=survivor.source,
+            # An upsert replaces these too: the survivor's own, or the merge would clear them.
+            search_context=survivor.search_context, valid_from=survivor.valid_from, valid_until=survivor.valid_until,
+        )
+        # Written at the group's last write, not now: the merge changes tags and metadata, not the fact,
+        # and recall's recency counts age from updated_at. It stays in use from now (hygiene).
+        written = max(m.updated_at or m.created_at for m in merged)
         engram.store.upsert(draft, proposed_key=survivor.key, now=written)
         engram.store.touch([survivor.id], now, recall=False)
         if later is not None and raise_received_at is not None:  # before the others go: a failure leaves them stored
@@ -184,20 +215,23 @@ def merge(engram: Engram, group: list[Memory], *, now: float,
     announce = announce or engram.events.emit
     atomic = getattr(engram.store, "atomic", None)  # a plug-in store may predate it
     if atomic is None:  # each write its own, each change told as it is made (as before ``atomic``)
-        return write(announce)
+        members = _as_stored(group, engram.store.get_many)
+        return None if members is None else write(announce, members)
     # One write, all or nothing: a failure part-way left the survivor claiming memories still stored,
     # which the next run merged again (listed twice in ``merged_from``, their recalls counted twice).
     # Its events are told once it is kept, never for a merge undone (listeners write too: the audit trail).
     held: list[MemoryEvent] = []
+    read = getattr(engram.store, "get_many_held", engram.store.get_many)  # a plug-in store may predate it
 
-    def once() -> tuple[Memory, tuple[Memory, ...]]:
+    def once() -> tuple[Memory, tuple[Memory, ...]] | None:
         held.clear()  # PostgreSQL runs it again after a deadlock: only the events of the run it kept
-        return write(held.append)
+        members = _as_stored(group, read)
+        return None if members is None else write(held.append, members)
 
-    updated, removed = atomic(once)
+    done = atomic(once)
     for event in held:
         announce(event)
-    return updated, removed
+    return done
 
 
 def run(engram: Engram, settings: ConsolidationSettings, *, now: float, agent: str | None = None,

@@ -225,8 +225,12 @@ class Maintenance:
         if job == "backup":
             info = self.care.backup("scheduled")
             return JobReport("backup", notes=(f"wrote {info.path.name} (the whole store)",))
+        from engram.lifecycle.backup import vacuum_embedding_cache
+
         before, after = self.care.vacuum()
-        return JobReport("vacuum", notes=(f"size {before} -> {after} bytes (the whole file)",))
+        cache = vacuum_embedding_cache(engram)  # the home's, as ``engram vacuum`` rebuilds it
+        cached = () if cache is None else (f"embedding cache {cache[0]} -> {cache[1]} bytes",)
+        return JobReport("vacuum", notes=(f"size {before} -> {after} bytes (the whole file)", *cached))
 
 
 def _read_state(path: Path) -> dict[str, Any]:

@@ -34,6 +34,7 @@ Rules every backend keeps:
   makes is kept, or none when it raises (SQLite, PostgreSQL: one transaction its calls join; in
   memory, JSON file: the state put back, the file written once, at the end). The consolidation job
   merges a group so; a plug-in store without it has the group written call by call, as before.
+  ``get_many_held`` reads, inside it, rows no other writer changes before it ends (the group merged).
 - ``search_text`` never raises on odd query text: operators and quotes are searched as words.
 - ``write_batch`` stores several upserts, their vectors and links in one transaction where the
   backend has them; each write that fails is undone alone and its error returned in its place.
@@ -185,6 +186,14 @@ class MemoryStore(Protocol):
     def get(self, ref: str, filt: MemoryFilter) -> Memory | None: ...
 
     def get_many(self, ids: Sequence[str]) -> list[Memory]: ...
+
+    def get_many_held(self, ids: Sequence[str]) -> list[Memory]:
+        """``get_many``, the rows held for the caller's ``atomic`` until it ends: inside it, no other
+        writer (another process included) changes or deletes them before its commit, so what it
+        writes from them is what is stored then (PostgreSQL: ``FOR UPDATE``; SQLite: its write
+        transaction, begun here if none is running; in memory, JSON file: ``atomic``'s lock). The
+        consolidation job reads the group it merges so."""
+        ...
 
     def list(self, filt: MemoryFilter, *, order: Order = "recent", limit: int = 50, offset: int = 0) -> list[Memory]: ...
 

@@ -51,6 +51,9 @@ class DisabledMemoryStore:
     def get_many(self, ids: Sequence[str]) -> list[Memory]:
         return []
 
+    def get_many_held(self, ids: Sequence[str]) -> list[Memory]:
+        return []
+
     def list(self, filt: MemoryFilter, *, order: Order = "recent", limit: int = 50, offset: int = 0) -> list[Memory]:
         return []
 

@@ -493,6 +493,9 @@ class InMemoryMemoryStore:
         with self._lock:
             return [self._out(self._rows[i]) for i in ids if i in self._rows]
 
+    def get_many_held(self, ids: Sequence[str]) -> list[Memory]:
+        return self.get_many(ids)  # inside ``atomic``, its lock holds every row until it ends
+
     def list(self, filt: MemoryFilter, *, order: Order = "recent", limit: int = 50, offset: int = 0) -> list[Memory]:
         key, reverse = _SORT[order]
         with self._lock:

@@ -295,6 +295,13 @@ class PostgresMemoryStore(SqlMemoryStore):
         analyzed = conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass").fetchone()[0]
         return _ANALYZE_BASE + _ANALYZE_SCALE * max(float(analyzed), 0.0)
 
+    def get_many_held(self, ids: Sequence[str]) -> list[Memory]:
+        if not ids:
+            return []
+        # Locked in id order (as ``delete`` locks), so two merges of overlapping rows wait, not deadlock.
+        return in_order_asked(self.db.transact(
+            lambda conn: self._select(conn, "m.id = ANY(%s)", (list(ids),), "ORDER BY m.id FOR UPDATE OF m")), ids)
+
     def delete(self, ids: Sequence[str]) -> list[Memory]:
         if not ids:
             return []

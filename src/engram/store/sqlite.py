@@ -427,6 +427,12 @@ class SqliteMemoryStore(SqlMemoryStore):
         return ImportResult(imported, skipped)
 
     # --- reads -----------------------------------------------------------------------------
+    def get_many_held(self, ids: Sequence[str]) -> list[Memory]:
+        # In a write transaction (BEGIN IMMEDIATE, or the caller's ``atomic``): no other process
+        # writes the file until it ends.
+        with self.db.write():
+            return self.get_many(ids)
+
     def get_many(self, ids: Sequence[str]) -> list[Memory]:
         out: list[Memory] = []
         with self.db.read() as conn:

@@ -1468,6 +1468,8 @@ class MemoryStoreContract(TemporalContract):
         before = store.list(everyone, limit=50)
 
         def work() -> Memory:
+            # The group read in it, held until it ends (``get_many_held``): as ``get_many`` reads it.
+            assert store.get_many_held([copy.id, kept.id, "no-such-id"]) == store.get_many([copy.id, kept.id])
             later = clock.now + 60
             store.upsert(make_draft("the plan, merged", max_content_chars=500, key="plan", scope=kept.scope,
                                     tags=["work", "copy"]), proposed_key="plan", now=later)

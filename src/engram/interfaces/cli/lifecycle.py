@@ -145,22 +145,31 @@ def vacuum(
     ctx: typer.Context,
     all_agents: bool = typer.Option(False, "--all-agents", help=_ALL_AGENTS_HELP),
 ) -> None:
-    """Rebuild the database file to reclaim free space. With per_agent_databases, run as no agent
-    (or with --all-agents: the operator), every agent's database is rebuilt."""
+    """Rebuild the database file to reclaim free space, and the embedding cache file when there is
+    one. With per_agent_databases, run as no agent (or with --all-agents: the operator), every
+    agent's database is rebuilt."""
     from engram.agent_care import vacuum_databases
+    from engram.lifecycle.backup import vacuum_embedding_cache
 
     st = state(ctx)
     st.refuse_all_agents_beside_a_view(all_agents, "rebuilds every agent's database", "that agent's database")
-    done = vacuum_databases(st.reaching_engram(all_agents=all_agents), st.settings(), all_agents=all_agents)
+    engram = st.reaching_engram(all_agents=all_agents)
+    done = vacuum_databases(engram, st.settings(), all_agents=all_agents)
+    cache = vacuum_embedding_cache(engram)
     if st.as_json:
         shown = [{"before_bytes": before, "after_bytes": after, "agent": agent} for agent, before, after in done]
         # One database: its sizes, as before; one per agent (per_agent_databases): each agent's too.
-        render.emit_json({k: v for k, v in shown[0].items() if k != "agent"} if len(shown) == 1
-                         else {**shown[0], "agent_databases": shown[1:]})
+        out = ({k: v for k, v in shown[0].items() if k != "agent"} if len(shown) == 1
+               else {**shown[0], "agent_databases": shown[1:]})
+        if cache is not None:
+            out["embedding_cache"] = {"before_bytes": cache[0], "after_bytes": cache[1]}
+        render.emit_json(out)
         return
     for agent, before, after in done:
         whose = "" if agent is None or len(done) == 1 else f"agent {agent}'s database "
         render.console.print(f"{whose}vacuumed: {before} -> {after} bytes", highlight=False)
+    if cache is not None:
+        render.console.print(f"embedding cache vacuumed: {cache[0]} -> {cache[1]} bytes", highlight=False)
 
 
 def maintain(
