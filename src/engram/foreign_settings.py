@@ -400,7 +400,7 @@ def map_sclaw(document: dict[str, Any], into: dict[str, Any], agent: str, env: M
               origins: Origins | None = None) -> None:
     """sclaw's YAML: ``modules: {memory.sqlite: {...}}``, ``data_dir`` (engram's home is its
     ``SCLAW_HOME`` folder) and ``agents: {<agent>: {memory: {enabled}}}`` (memory off for this
-    agent: the disabled backend)."""
+    agent: the disabled backend, and its conversation history off)."""
     modules = document.get("modules")
     module = modules.get("memory.sqlite") if isinstance(modules, dict) else None
     if isinstance(module, dict):
@@ -415,7 +415,9 @@ def map_sclaw(document: dict[str, Any], into: dict[str, Any], agent: str, env: M
     entry = agents.get(agent) if isinstance(agents, dict) else None
     memory = entry.get("memory") if isinstance(entry, dict) else None
     if isinstance(memory, dict) and memory.get("enabled") is False:
+        # sclaw's switch is "memory (history persistence)": its conversations are not kept either.
         _put(into, ("backend",), "disabled", f"agents.{agent}.memory.enabled", origins)
+        _put(into, ("history", "enabled"), False, f"agents.{agent}.memory.enabled", origins)
 
 
 def map_memory_block(document: dict[str, Any], into: dict[str, Any], env: Mapping[str, str],

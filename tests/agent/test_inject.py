@@ -104,3 +104,17 @@ def test_max_facts_or_max_tokens_of_zero_injects_nothing_and_a_bad_one_is_named(
         with pytest.raises(ValidationError) as refused:
             inject_memory(engram, "dark mode", **wrong)
         assert refused.value.field == field, refused.value
+
+
+def test_a_budget_of_the_wrong_type_says_what_is_allowed_once(engram):
+    # The type error put "an integer, " before what is allowed, which for these budgets already opens with
+    # "an integer": "allowed: an integer, an integer up to 100 (0 or less: nothing injected)".
+    import pytest
+
+    from engram.errors import ValidationError
+
+    for wrong, allowed in (({"max_facts": "3"}, "an integer up to 100 (0 or less: nothing injected)"),
+                           ({"max_tokens": 1.5}, "an integer (0 or less: nothing injected)")):
+        with pytest.raises(ValidationError) as refused:
+            inject_memory(engram, "dark mode", **wrong)
+        assert refused.value.allowed == allowed, refused.value

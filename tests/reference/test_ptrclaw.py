@@ -385,3 +385,32 @@ def test_an_unknown_backend_is_refused_as_the_guide_says_not_turned_into_none(tm
     (tmp_path / "off").mkdir()
     off = _ptrclaw_home(tmp_path / "off", {"memory": {"backend": "none"}})
     assert run_cli(off, "count").stdout.strip() == "0"  # PtrClaw's own "none" is engram's disabled
+
+
+def test_memory_json_read_as_it_is_belongs_to_the_agent_and_store_upserts_its_keys(tmp_path) -> None:
+    # PtrClaw: `store(key, content, ...)` "Upsert by key". engram read the entries of PtrClaw's
+    # memory.json (backend "json") as global memories, so storing under one of their keys made the
+    # agent an entry of its own beside PtrClaw's: two "python-version" entries, the stale one still
+    # recalled (and back alone once the new one was forgotten), and PtrClaw's memories (its soul
+    # too) read by every other agent. They are the agent's, as `engram import` of the file makes them.
+    import json
+
+    home = tmp_path / "home"
+    home.mkdir()
+    source = tmp_path / "memory.json"
+    source.write_text(json.dumps([
+        {"id": "e1", "key": "python-version", "content": "Project uses Python 3.12", "category": "knowledge",
+         "timestamp": 1770631800, "session_id": "", "links": []}]))
+    (home / "config.json").write_text(json.dumps(
+        {"memory": {"backend": "json", "path": str(source), "embeddings": {"provider": ""}}}))
+
+    stored = run_cli(home, "--json", "remember", "--key", "python-version", "Project uses Python 3.13")
+    assert stored.returncode == 0, stored.stderr
+    listed = run_cli(home, "--json", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert [(m["key"], m["content"], m["scope"]) for m in json.loads(listed.stdout)] == [
+        ("python-version", "Project uses Python 3.13", "agent:default")]
+    versions = run_cli(home, "--json", "versions", "python-version")
+    assert [v["content"] for v in json.loads(versions.stdout)["versions"]] == ["Project uses Python 3.12"], versions
+    other = run_cli(home, "--agent", "bob", "--json", "list")
+    assert other.returncode == 0 and json.loads(other.stdout) == [], other.stdout

@@ -237,3 +237,24 @@ def test_set_summary_over_http_replaces_the_summary_as_sclaws_store_does(served)
             assert refused.status_code == 422 and refused.json()["field"] == field, refused.text
     with served.client(served.bob) as c:  # one agent never reads another's conversation
         assert c.get("/api/v1/history/telegram:42/summary").json()["summary"] == ""
+
+
+def test_an_agent_with_memory_disabled_keeps_no_conversation_history(tmp_path: Path) -> None:
+    # sclaw: `agents: <agent>: memory: enabled` is "Whether memory (history persistence) is enabled
+    # for this agent"; with false "ResolveHistory returns nil and no SQLite database is opened for that
+    # agent". engram opened the disabled memory backend but still kept the agent's conversations in its
+    # database: every message an agent with memory off was sent was written to disk.
+    config = tmp_path / "sclaw.yaml"
+    config.write_text(f"data_dir: {tmp_path / 'data'}\nagents:\n  support:\n    memory:\n      enabled: false\n")
+    env = _sclaw_env(tmp_path, config)
+
+    appended = _engram(env, "--agent", "support", "--json", "history", "append", "telegram:42", "--role", "user",
+                       "my card number is private")
+    assert appended.returncode == 0, appended.stderr
+    assert json.loads(appended.stdout)["stored"] is False
+    shown = _engram(env, "--agent", "support", "--json", "history", "show", "telegram:42")
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["messages"] == []
+    # Another agent of the same file keeps its history, as in sclaw.
+    kept = _engram(env, "--agent", "assistant", "--json", "history", "append", "telegram:42", "--role", "user", "hi")
+    assert json.loads(kept.stdout)["stored"] is True, kept.stderr

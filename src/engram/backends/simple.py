@@ -110,13 +110,14 @@ class JsonFileBackend(StoreBackend):
 
     @classmethod
     def open(cls, settings: Settings, agent: str) -> JsonFileBackend:
+        from engram.model import Scope
         from engram.store.jsonfile import JsonFileMemoryStore
 
         path = settings.database_path(agent)
         if settings.privacy.key():
             raise ConfigError("privacy.encryption_key is set but the 'jsonfile' backend cannot encrypt its file;"
                               " use backend = \"sqlite\" (or remove the key)")
-        store = JsonFileMemoryStore(path, max_content_chars=settings.max_content_chars)
+        store = JsonFileMemoryStore(path, max_content_chars=settings.max_content_chars, owner=Scope(agent))
         return cls(store, path=path, audit_path=path.with_name(path.name + ".audit.jsonl"))
 
 

@@ -127,7 +127,8 @@ def parse_integer(value: Any, field_name: str, low: int, high: int | None = None
     type for a value of another type (5.5, a bool, text), and ``allowed`` (default: the range)."""
     allowed = allowed or (f"{low} or more" if high is None else f"{low} to {high}")
     if not is_number(value) or not (isinstance(value, numbers.Integral) or float(value).is_integer()):
-        raise _wrong_type(field_name, value, f"an integer, {allowed}")
+        # (an ``allowed`` that already says "an integer ..." is not prefixed with it again)
+        raise _wrong_type(field_name, value, allowed if allowed.startswith("an integer") else f"an integer, {allowed}")
     whole = int(value)
     if whole < low or (high is not None and whole > high):
         raise ValidationError(field_name, f"{jsondoc.shown(value)} is out of range", allowed)

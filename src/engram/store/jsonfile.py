@@ -6,7 +6,7 @@ half of one; a ``write_batch`` (the write queue's coalesced ``remember`` calls) 
 at its end, before it answers, and none of it is kept when that write fails; a write of it whose
 vector is refused after its row was put keeps nothing of itself either (``_write_one``), and any
 other change whose save fails is dropped by reading the file back (``_back_to_the_file``). Reads PtrClaw's
-legacy array format and its object format; writes
+legacy array format and its object format (its entries the opening agent's, ``owner``); writes
 ``{"format": "engram-jsonfile", "entries": [...], "embedding_identity": ..., "embeddings": {id: [...]}}``.
 This backend suits small-to-medium stores and one writing process.
 """
@@ -23,7 +23,7 @@ import numpy as np
 
 from engram import snapshot
 from engram.errors import SnapshotError, StorageError
-from engram.model import MemoryVersion
+from engram.model import MemoryVersion, Scope
 from engram.store.inmemory import InMemoryMemoryStore
 
 log = logging.getLogger("engram.store")
@@ -33,9 +33,14 @@ class JsonFileMemoryStore(InMemoryMemoryStore):
     name = "jsonfile"
     persists = True  # its write_batch writes the file once per batch (InMemoryMemoryStore._write_each_once)
 
-    def __init__(self, path: Path | str, *, max_content_chars: int = 1_000_000) -> None:
+    def __init__(self, path: Path | str, *, max_content_chars: int = 1_000_000, owner: Scope | None = None) -> None:
+        """``owner``: the scope the entries of a PtrClaw file (which name none) are read into - the
+        agent whose memory the file is, as ``engram import`` of it makes them, so storing under one of
+        their keys updates that entry (PtrClaw's upsert by key) and no other agent reads them;
+        global when not given. Entries of engram's own file keep the scope each names."""
         super().__init__()
         self.path = Path(path)
+        self._owner = owner or Scope()
         self._loading = True
         try:
             if self.path.exists():
@@ -52,7 +57,7 @@ class JsonFileMemoryStore(InMemoryMemoryStore):
             return
         try:
             data = json.loads(raw)
-            memories = snapshot.parse(data, max_content_chars=max_content_chars)
+            memories = snapshot.parse(data, max_content_chars=max_content_chars, default_scope=self._owner)
         except json.JSONDecodeError as exc:
             raise SnapshotError(str(self.path), f"malformed JSON: {exc.msg} (line {exc.lineno})",
                                 "an engram or PtrClaw memory file") from None
@@ -81,7 +86,7 @@ class JsonFileMemoryStore(InMemoryMemoryStore):
         kind of change (a store, a link, a recorded recall, a job's update) would otherwise need its
         own undo; reading the file back costs O(store) only when the disk has failed."""
         try:
-            kept = JsonFileMemoryStore(self.path)
+            kept = JsonFileMemoryStore(self.path, owner=self._owner)
         except (StorageError, SnapshotError):
             log.exception("%s: could not be read back after a failed save; the failed change stays in memory",
                           self.path)
