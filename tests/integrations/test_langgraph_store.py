@@ -206,6 +206,21 @@ def test_search_pages_beyond_one_recall(engram: Engram) -> None:
     assert len(page) == 10 and len({i.key for i in page}) == 10
 
 
+def test_a_value_longer_than_a_memory_is_stored_whole(engram: Engram) -> None:
+    # LangGraph puts no bound on a value: its indexed text past max_content_chars is cut for recall,
+    # the value kept whole. It was refused naming "content", and a batch wrote the puts before it.
+    store = EngramStore(engram, index_fields=["text"])
+    long_text = "kayak " * 3000 + "end"
+    store.batch([PutOp(("docs",), "small", {"text": "short"}), PutOp(("docs",), "long", {"text": long_text}),
+                 PutOp(("docs",), "key-only", {"text": long_text}, index=False)])
+    assert store.get(("docs",), "long").value == {"text": long_text}
+    assert store.get(("docs",), "key-only").value == {"text": long_text}
+    assert "long" in [i.key for i in store.search(("docs",), query="kayak")]
+    long_key = "k" * (engram.max_content_chars + 10)
+    store.put(("docs",), long_key, {"text": "x"}, index=False)
+    assert store.get(("docs",), long_key).value == {"text": "x"}
+
+
 def test_filters_match_nested_fields_as_langgraph_stores_do(engram: Engram) -> None:
     # LangGraph's own stores (InMemoryStore, PostgresStore's jsonb @>) match a nested object by the
     # fields the filter names, not by the whole object

@@ -19,7 +19,8 @@ or with ``$eq $ne $gt $gte $lt $lte``, a nested object by the fields it names, a
 as LangGraph's ``InMemoryStore`` does (a missing field is None: ``$ne`` matches it; a key with a dot
 is one field's name, as InMemoryStore reads it, where SqliteStore reads a path). What is indexed
 for recall is the value's text at the store's ``index_fields`` (or the put's ``index``), else the
-whole value as JSON; ``index=False`` indexes only the key.
+whole value as JSON; ``index=False`` indexes only the key (cut at ``max_content_chars``: the value
+itself is kept whole, of any length).
 
 ``langgraph_filters`` reads what a read selects (a ``filter``, a listing's match conditions and
 the metadata ``where`` made of them, an ``offset`` and ``limit``), as pure functions; this module
@@ -323,6 +324,9 @@ class EngramStore(BaseStore):
             text = "\n".join(t for path in fields for t in get_text_at_path(value, path)) or op.key
         else:
             text = json.dumps(value, ensure_ascii=False, default=str)
+        # The memory's text is what recall reads: past the engine's limit it is cut there, as
+        # LangGraph bounds no value or key (the item itself is kept whole in the metadata).
+        text = text[: view.max_content_chars]
         now = view.clock()
         # Every put's time, for ``Item.updated_at``: a put of an unchanged value moves it too (LangGraph's
         # stores stamp every put), and a ttl refresh does not.
