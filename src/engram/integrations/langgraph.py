@@ -77,6 +77,7 @@ from engram.integrations.langgraph_filters import (
 from engram.model import (
     MAX_KEY_CHARS,
     MAX_RECALL_LIMIT,
+    MAX_RECALL_WINDOW,
     Memory,
     Scope,
     make_scope,
@@ -349,17 +350,34 @@ class EngramStore(BaseStore):
             return not _expired(memory, now) and value_matches(memory.metadata["lg_value"], op.filter)
 
         if op.query:
-            # Over-fetch: the value filter (and expiry) is applied after ranking.
-            hits = view.recall(op.query, limit=min(max(wanted * 4, 20), MAX_RECALL_LIMIT), filters=filters)
-            found = [(h.memory, h.score) for h in hits if kept(h.memory)]
+            found = self._ranked(view, op.query, filters, kept, wanted)
         else:
             found = [(m, None) for m in self._last_put(view, filters, kept, wanted)]
         returned = found[start:wanted]
-        if not op.query:  # a recall has counted its own hits already
-            view.mark_used([m for m, _ in returned])
+        view.mark_used([m for m, _ in returned])  # what is returned, not what was read to find it
         if op.refresh_ttl:
             self._refresh(view, [m for m, _ in returned])
         return [self._item(m, s, ranked=True) for m, s in returned]  # type: ignore[misc]
+
+    @staticmethod
+    def _ranked(view: Engram, query: str, filters: Filters, kept: Callable[[Memory], bool],
+                wanted: int) -> list[tuple[Memory, float | None]]:
+        """The first ``wanted`` hits of engram's recall for ``query`` that ``kept`` keeps, best first.
+        One recall call gives at most ``MAX_RECALL_LIMIT`` hits, and the value filter (and expiry)
+        applies after ranking, so recall is read page after page (the first over-fetching, four
+        times ``wanted``) until enough are kept, recall has no more, or its window
+        (``MAX_RECALL_WINDOW`` hits) is read. Recall does not count them as used (``touch=False``):
+        the search counts what it returns."""
+        found: list[tuple[Memory, float | None]] = []
+        read, size = 0, min(max(wanted * 4, 20), MAX_RECALL_LIMIT)
+        while len(found) < wanted and read < MAX_RECALL_WINDOW:
+            size = min(size, MAX_RECALL_WINDOW - read)
+            hits = view.recall(query, limit=size, offset=read, filters=filters, touch=False)
+            found += [(h.memory, h.score) for h in hits if kept(h.memory)]
+            if len(hits) < size:
+                break
+            read, size = read + size, MAX_RECALL_LIMIT
+        return found
 
     @staticmethod
     def _last_put(view: Engram, filters: Filters, kept: Callable[[Memory], bool], wanted: int) -> list[Memory]:
