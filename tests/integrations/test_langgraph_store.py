@@ -241,6 +241,17 @@ def test_search_with_a_query_pages_past_one_recall_call(engram: Engram) -> None:
     assert changed == [EngramStore._ref(("notes",), one.key)]
 
 
+def test_a_blank_query_searches_as_no_query(engram: Engram) -> None:
+    # query="" listed the items, but "  " raised engram's "query: must not be empty" in the node; LangGraph's
+    # stores answer both with items (a store without an index reads no query at all).
+    store = EngramStore(engram)
+    store.put(("docs",), "a", {"text": "apples"})
+    store.put(("docs",), "b", {"text": "bananas"}, ttl=None)
+    for query in ("", "  ", "\n\t"):
+        assert [i.key for i in store.search(("docs",), query=query)] == ["b", "a"]
+        assert [i.score for i in store.search(("docs",), query=query, limit=1)] == [None]
+
+
 def test_filters_match_nested_fields_as_langgraph_stores_do(engram: Engram) -> None:
     # LangGraph's own stores (InMemoryStore, PostgresStore's jsonb @>) match a nested object by the
     # fields the filter names, not by the whole object

@@ -12,7 +12,7 @@ The full namespace, its labels and the item's key and value are kept in the memo
 the memory's key is ``lg:`` + the percent-escaped namespace and key (its digest when longer than a
 memory key may be), so an item is one memory.
 
-``search`` with a ``query`` is engram's recall (full text and vectors, ``SearchItem.score`` is
+``search`` with a ``query`` (not blank) is engram's recall (full text and vectors, ``SearchItem.score`` is
 engram's score); without one, the items last put first (``updated_at``, as LangGraph's SqliteStore
 and PostgresStore order them). ``filter`` matches value fields by equality
 or with ``$eq $ne $gt $gte $lt $lte``, a nested object by the fields it names, a list item by item,
@@ -349,7 +349,8 @@ class EngramStore(BaseStore):
         def kept(memory: Memory) -> bool:
             return not _expired(memory, now) and value_matches(memory.metadata["lg_value"], op.filter)
 
-        if op.query:
+        # A blank query is no query, as "" is (LangGraph's stores answer either with items; recall refuses one).
+        if op.query and op.query.strip():
             found = self._ranked(view, op.query, filters, kept, wanted)
         else:
             found = [(m, None) for m in self._last_put(view, filters, kept, wanted)]
