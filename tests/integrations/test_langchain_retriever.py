@@ -170,3 +170,17 @@ def test_an_async_engram_is_taken_for_its_engine(engram: Engram) -> None:
     assert retriever.engram is engram
     assert [d.page_content for d in asyncio.run(retriever.ainvoke("where does the user work"))] == [
         "The user works at a bakery in Porto"]
+
+
+def test_a_blank_question_finds_nothing_as_a_vector_store_retriever_answers_it(engram: Engram) -> None:
+    # A chain given a blank question (a user who sent only spaces) got engram's "query: must not be
+    # empty" from the retriever; LangChain's retrievers answer documents, and engram's other adapters
+    # (AutoGen, ADK, LlamaIndex) find nothing for a blank query. A bad option is refused all the same.
+    retriever = EngramRetriever(engram=engram, k=2)
+    chain = ({"context": retriever | RunnableLambda(lambda docs: len(docs)), "question": RunnablePassthrough()}
+             | ChatPromptTemplate.from_template("{context} {question}") | FakeListChatModel(responses=["ok"])
+             | StrOutputParser())
+    assert chain.invoke("  \n") == "ok"
+    assert retriever.invoke("") == [] and asyncio.run(retriever.ainvoke("   ")) == []
+    with pytest.raises(ValueError, match="k"):
+        retriever.invoke("", k=0)

@@ -206,6 +206,52 @@ def test_search_pages_beyond_one_recall(engram: Engram) -> None:
     assert len(page) == 10 and len({i.key for i in page}) == 10
 
 
+def test_a_value_longer_than_a_memory_is_stored_whole(engram: Engram) -> None:
+    # LangGraph puts no bound on a value: its indexed text past max_content_chars is cut for recall,
+    # the value kept whole. It was refused naming "content", and a batch wrote the puts before it.
+    store = EngramStore(engram, index_fields=["text"])
+    long_text = "kayak " * 3000 + "end"
+    store.batch([PutOp(("docs",), "small", {"text": "short"}), PutOp(("docs",), "long", {"text": long_text}),
+                 PutOp(("docs",), "key-only", {"text": long_text}, index=False)])
+    assert store.get(("docs",), "long").value == {"text": long_text}
+    assert store.get(("docs",), "key-only").value == {"text": long_text}
+    assert "long" in [i.key for i in store.search(("docs",), query="kayak")]
+    long_key = "k" * (engram.max_content_chars + 10)
+    store.put(("docs",), long_key, {"text": "x"}, index=False)
+    assert store.get(("docs",), long_key).value == {"text": "x"}
+
+
+def test_search_with_a_query_pages_past_one_recall_call(engram: Engram) -> None:
+    # One recall call gives at most MAX_RECALL_LIMIT (100) hits: a limit or offset past it returned
+    # 100 items, or none, of the 150 that match; the store reads recall's pages (to its window, 1000).
+    store = EngramStore(engram)
+    for i in range(150):
+        store.put(("notes",), f"n{i:03d}", {"text": f"kayak trip number {i}", "i": i})
+    everything = store.search(("notes",), query="kayak trip", limit=200)
+    assert len(everything) == 150 and len({i.key for i in everything}) == 150
+    assert [i.key for i in store.search(("notes",), query="kayak trip", limit=10, offset=120)] == \
+        [i.key for i in everything[120:130]]
+    assert len(store.search(("notes",), query="kayak trip", limit=50, offset=140)) == 10
+    late = store.search(("notes",), query="kayak trip", filter={"i": {"$gte": 40}}, limit=200)
+    assert sorted(i.value["i"] for i in late) == list(range(40, 150))
+    # What a search returns counts as used, not the hits read to find it (the first recall over-fetched).
+    before = {m.key: m.recall_count for m in engram.list(limit=1000)}
+    [one] = store.search(("notes",), query="kayak trip", limit=1)
+    changed = [m.key for m in engram.list(limit=1000) if m.recall_count != before[m.key]]
+    assert changed == [EngramStore._ref(("notes",), one.key)]
+
+
+def test_a_blank_query_searches_as_no_query(engram: Engram) -> None:
+    # query="" listed the items, but "  " raised engram's "query: must not be empty" in the node; LangGraph's
+    # stores answer both with items (a store without an index reads no query at all).
+    store = EngramStore(engram)
+    store.put(("docs",), "a", {"text": "apples"})
+    store.put(("docs",), "b", {"text": "bananas"}, ttl=None)
+    for query in ("", "  ", "\n\t"):
+        assert [i.key for i in store.search(("docs",), query=query)] == ["b", "a"]
+        assert [i.score for i in store.search(("docs",), query=query, limit=1)] == [None]
+
+
 def test_filters_match_nested_fields_as_langgraph_stores_do(engram: Engram) -> None:
     # LangGraph's own stores (InMemoryStore, PostgresStore's jsonb @>) match a nested object by the
     # fields the filter names, not by the whole object

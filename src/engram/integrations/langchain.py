@@ -12,6 +12,7 @@ recall in a worker thread, so it never blocks the event loop.
 As LangChain's vector-store retrievers take search kwargs per call, each field but ``engram`` can
 be given per call and wins for that call: ``retriever.invoke(query, k=1)``. Any other keyword is
 refused, naming it (a mistyped ``top_k`` or a vector store's ``filter`` would otherwise be ignored).
+A blank query finds nothing (an empty list).
 """
 
 from __future__ import annotations
@@ -82,7 +83,12 @@ class EngramRetriever(BaseRetriever):
         return options
 
     def _recall(self, query: str, per_call: dict[str, Any]) -> list[Document]:
-        result = self.engram.recall(query, **self._search_options(per_call))
+        options = self._search_options(per_call)
+        if isinstance(query, str) and not query.strip():
+            # A blank question finds nothing, as a vector-store retriever answers it (documents, not an
+            # error that stops the chain) and as engram's other adapters read a blank query.
+            return []
+        result = self.engram.recall(query, **options)
         return [_document(hit) for hit in result]
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,

@@ -12,14 +12,15 @@ The full namespace, its labels and the item's key and value are kept in the memo
 the memory's key is ``lg:`` + the percent-escaped namespace and key (its digest when longer than a
 memory key may be), so an item is one memory.
 
-``search`` with a ``query`` is engram's recall (full text and vectors, ``SearchItem.score`` is
+``search`` with a ``query`` (not blank) is engram's recall (full text and vectors, ``SearchItem.score`` is
 engram's score); without one, the items last put first (``updated_at``, as LangGraph's SqliteStore
 and PostgresStore order them). ``filter`` matches value fields by equality
 or with ``$eq $ne $gt $gte $lt $lte``, a nested object by the fields it names, a list item by item,
 as LangGraph's ``InMemoryStore`` does (a missing field is None: ``$ne`` matches it; a key with a dot
 is one field's name, as InMemoryStore reads it, where SqliteStore reads a path). What is indexed
 for recall is the value's text at the store's ``index_fields`` (or the put's ``index``), else the
-whole value as JSON; ``index=False`` indexes only the key.
+whole value as JSON; ``index=False`` indexes only the key (cut at ``max_content_chars``: the value
+itself is kept whole, of any length).
 
 ``langgraph_filters`` reads what a read selects (a ``filter``, a listing's match conditions and
 the metadata ``where`` made of them, an ``offset`` and ``limit``), as pure functions; this module
@@ -76,6 +77,7 @@ from engram.integrations.langgraph_filters import (
 from engram.model import (
     MAX_KEY_CHARS,
     MAX_RECALL_LIMIT,
+    MAX_RECALL_WINDOW,
     Memory,
     Scope,
     make_scope,
@@ -323,6 +325,9 @@ class EngramStore(BaseStore):
             text = "\n".join(t for path in fields for t in get_text_at_path(value, path)) or op.key
         else:
             text = json.dumps(value, ensure_ascii=False, default=str)
+        # The memory's text is what recall reads: past the engine's limit it is cut there, as
+        # LangGraph bounds no value or key (the item itself is kept whole in the metadata).
+        text = text[: view.max_content_chars]
         now = view.clock()
         # Every put's time, for ``Item.updated_at``: a put of an unchanged value moves it too (LangGraph's
         # stores stamp every put), and a ttl refresh does not.
@@ -344,18 +349,36 @@ class EngramStore(BaseStore):
         def kept(memory: Memory) -> bool:
             return not _expired(memory, now) and value_matches(memory.metadata["lg_value"], op.filter)
 
-        if op.query:
-            # Over-fetch: the value filter (and expiry) is applied after ranking.
-            hits = view.recall(op.query, limit=min(max(wanted * 4, 20), MAX_RECALL_LIMIT), filters=filters)
-            found = [(h.memory, h.score) for h in hits if kept(h.memory)]
+        # A blank query is no query, as "" is (LangGraph's stores answer either with items; recall refuses one).
+        if op.query and op.query.strip():
+            found = self._ranked(view, op.query, filters, kept, wanted)
         else:
             found = [(m, None) for m in self._last_put(view, filters, kept, wanted)]
         returned = found[start:wanted]
-        if not op.query:  # a recall has counted its own hits already
-            view.mark_used([m for m, _ in returned])
+        view.mark_used([m for m, _ in returned])  # what is returned, not what was read to find it
         if op.refresh_ttl:
             self._refresh(view, [m for m, _ in returned])
         return [self._item(m, s, ranked=True) for m, s in returned]  # type: ignore[misc]
+
+    @staticmethod
+    def _ranked(view: Engram, query: str, filters: Filters, kept: Callable[[Memory], bool],
+                wanted: int) -> list[tuple[Memory, float | None]]:
+        """The first ``wanted`` hits of engram's recall for ``query`` that ``kept`` keeps, best first.
+        One recall call gives at most ``MAX_RECALL_LIMIT`` hits, and the value filter (and expiry)
+        applies after ranking, so recall is read page after page (the first over-fetching, four
+        times ``wanted``) until enough are kept, recall has no more, or its window
+        (``MAX_RECALL_WINDOW`` hits) is read. Recall does not count them as used (``touch=False``):
+        the search counts what it returns."""
+        found: list[tuple[Memory, float | None]] = []
+        read, size = 0, min(max(wanted * 4, 20), MAX_RECALL_LIMIT)
+        while len(found) < wanted and read < MAX_RECALL_WINDOW:
+            size = min(size, MAX_RECALL_WINDOW - read)
+            hits = view.recall(query, limit=size, offset=read, filters=filters, touch=False)
+            found += [(h.memory, h.score) for h in hits if kept(h.memory)]
+            if len(hits) < size:
+                break
+            read, size = read + size, MAX_RECALL_LIMIT
+        return found
 
     @staticmethod
     def _last_put(view: Engram, filters: Filters, kept: Callable[[Memory], bool], wanted: int) -> list[Memory]:
