@@ -48,6 +48,7 @@ from engram.importers.base import (
     timestamp,
     type_word,
     with_provenance,
+    wrong_type,
 )
 from engram.importers.basic_memory_semantics import Block, read_blocks
 from engram.model import Category
@@ -69,6 +70,8 @@ _LEADING_BLANK_LINES = re.compile(rf"^(?:[ \t]*{_BREAK})+")
 FENCE_INFO = "engram"
 _FENCE_OPEN = re.compile(rf"^(`{{3,}}){FENCE_INFO}[ \t]*$")
 PROVENANCE = "basic_memory"  # the metadata entry that says which note a memory came from
+# engram's fields of a memory as the front matter of a note engram exported names them.
+_ENGRAM_NAMES = {"id": "engram_id", "key": "engram_key", "category": "category", "importance": "importance"}
 
 
 def looks_like(files: Files) -> bool:
@@ -131,14 +134,15 @@ def _note(text: str, rel: str, modified: float | None = None) -> dict[str, Any]:
     extra = {k: v for k, v in front.items() if k not in ("title", "permalink", "tags", "type")}
     # engram's own export: its id, category, importance and metadata are the memory's, not the note's.
     exported = "engram_id" in extra
+    places = {name: f"{rel} front matter {written}" for name, written in _ENGRAM_NAMES.items()}
     carried = engram_fields({"id": extra.pop("engram_id"), "key": extra.pop("engram_key", None),
                              "category": extra.pop("category", None), "importance": extra.pop("importance", None)},
-                            f"{rel} front matter") if exported else {}
+                            f"{rel} front matter", places) if exported else {}
     own = metadata(extra.pop("engram_metadata", None) or {}, f"{rel} front matter engram_metadata") if exported else {}
     note: dict[str, Any] = {
         "rel": rel, "title": title, "permalink": permalink, "created": created, "updated": updated,
         "type": type_word(front.get("type"), "note"),
-        "tags": tags(_tag_list(front.get("tags"), exported), f"{rel} front matter tags"),
+        "tags": tags(_tag_list(front.get("tags"), f"{rel} front matter tags", exported), f"{rel} front matter tags"),
         "links": [], "observations": [], "relations": [], "engram": carried, "dated_by_file": dated_by_file,
         "warnings": [],
     }
@@ -323,15 +327,22 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _tag_list(value: Any, exported: bool = False) -> list[str]:
+def _tag_list(value: Any, where: str, exported: bool = False) -> list[str]:
     """The front matter's tags; a ``#`` before one is Obsidian's mark, not the tag's, except in a
-    note engram exported, which writes each tag as engram holds it."""
+    note engram exported, which writes each tag as engram holds it. A mapping, or a list holding
+    one, a list or a null, is no tag: refused naming ``where``, never kept as Python spells it."""
     if value is None:
         return []
     if isinstance(value, str):
         return [t.strip().lstrip("#") for t in value.replace(",", " ").split()]
+    allowed = "a list of tags, or tags separated by commas"
     if not isinstance(value, list):
+        if isinstance(value, dict):
+            raise wrong_type(where, value, allowed)
         return [str(value)]
+    for i, tag in enumerate(value):
+        if tag is None or isinstance(tag, dict | list):
+            raise wrong_type(f"{where}[{i}]", tag, allowed)
     return [str(t) if exported else str(t).lstrip("#") for t in value]
 
 
