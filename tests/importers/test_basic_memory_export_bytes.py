@@ -203,3 +203,15 @@ def test_tags_that_are_no_list_of_words_are_named(tmp_path: Path, written: str) 
     with pytest.raises(SnapshotError) as err:
         run(tmp_path / "home", "import", str(vault), "--from", "basic-memory")
     assert str(err.value).startswith("a.md front matter tags"), err.value
+
+
+@pytest.mark.parametrize(("written", "named"), [("title: [a, b]", "a.md front matter title: got a list"),
+                                                ("permalink: {x: 1}", "a.md front matter permalink: got an object")])
+def test_a_title_or_permalink_that_is_no_text_is_named(tmp_path: Path, written: str, named: str) -> None:
+    # They became the title "['a', 'b']" and the key "{'x': 1}": Python's spelling of the value.
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text(f"---\n{written}\n---\n\nBody.\n", encoding="utf-8")
+    with pytest.raises(SnapshotError) as err:
+        run(tmp_path / "home", "import", str(vault), "--from", "basic-memory")
+    assert str(err.value).startswith(named), err.value

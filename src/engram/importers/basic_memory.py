@@ -122,6 +122,9 @@ def read(files: Files, modified: Mapping[str, float] | None = None) -> Plan:
 def _note(text: str, rel: str, modified: float | None = None) -> dict[str, Any]:
     written, body_start = _front_matter(text, rel)
     front = {key: _plain(value) for key, value in written.items()}
+    for name in ("title", "permalink"):  # a date or a number reads as its text; a list or a mapping is none
+        if isinstance(front.get(name), list | dict):
+            raise wrong_type(f"{rel} front matter {name}", front[name], "text")
     title = str(front.get("title") or PurePosixPath(rel).stem).strip()
     permalink = str(front.get("permalink") or slug(rel.removesuffix(".md")))
     created = _time(written.get("created") or written.get("date"), f"{rel} front matter created")
