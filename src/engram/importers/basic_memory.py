@@ -145,7 +145,7 @@ def _note(text: str, rel: str, modified: float | None = None) -> dict[str, Any]:
     note: dict[str, Any] = {
         "rel": rel, "title": title, "permalink": permalink, "created": created, "updated": updated,
         "type": type_word(front.get("type"), "note"),
-        "tags": tags(_tag_list(front.get("tags"), f"{rel} front matter tags", exported), f"{rel} front matter tags"),
+        "tags": tags(_tag_list(front.get("tags"), exported), f"{rel} front matter tags"),
         "links": [], "observations": [], "relations": [], "engram": carried, "dated_by_file": dated_by_file,
         "warnings": [],
     }
@@ -330,23 +330,17 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _tag_list(value: Any, where: str, exported: bool = False) -> list[str]:
-    """The front matter's tags; a ``#`` before one is Obsidian's mark, not the tag's, except in a
-    note engram exported, which writes each tag as engram holds it. A mapping, or a list holding
-    one, a list or a null, is no tag: refused naming ``where``, never kept as Python spells it."""
+def _tag_list(value: Any, exported: bool = False) -> Any:
+    """The front matter's tags as ``tags`` reads them; a ``#`` before one is Obsidian's mark, not the
+    tag's, except in a note engram exported, which writes each tag as engram holds it. What is no tag
+    (a mapping, a null in the list) is left to ``tags``, which names it."""
     if value is None:
         return []
     if isinstance(value, str):
         return [t.strip().lstrip("#") for t in value.replace(",", " ").split()]
-    allowed = "a list of tags, or tags separated by commas"
     if not isinstance(value, list):
-        if isinstance(value, dict):
-            raise wrong_type(where, value, allowed)
-        return [str(value)]
-    for i, tag in enumerate(value):
-        if tag is None or isinstance(tag, dict | list):
-            raise wrong_type(f"{where}[{i}]", tag, allowed)
-    return [str(t) if exported else str(t).lstrip("#") for t in value]
+        return value if isinstance(value, dict) else [value]
+    return [t.lstrip("#") if isinstance(t, str) and not exported else t for t in value]
 
 
 def _time(value: Any, where: str) -> float | None:
