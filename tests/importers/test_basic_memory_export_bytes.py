@@ -172,3 +172,46 @@ def test_a_malformed_engram_metadata_is_named(tmp_path: Path) -> None:
     note.write_text(note.read_text(encoding="utf-8").replace('{"a": 1}', '{"a": 1'), encoding="utf-8")
     with pytest.raises(SnapshotError, match=r"meta\.md front matter engram_metadata: malformed JSON"):
         run(tmp_path / "c", "import", str(note.parent))
+
+
+
+@pytest.mark.parametrize(("written", "named"), [
+    ('engram_id: "two words"', 'meta.md front matter engram_id: "two words" is not an id'),
+    ("engram_key: [1]", "meta.md front matter engram_key: got a list"),
+    ("category: feelings", 'meta.md front matter category: unknown category "feelings"'),
+    ("importance: high", 'meta.md front matter importance: got "high"'),
+])
+def test_a_malformed_engram_field_is_named_by_the_notes_own_name(tmp_path: Path, written: str, named: str) -> None:
+    # A note engram exported (engram_id in its front matter): its engram_id was named "front matter.id",
+    # engram's name inside its own fields, which the note does not hold.
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    given = dict(line.split(": ", 1) for line in ("engram_id: 0190e2b2-0000-7000-8000-000000000001", written))
+    front = "\n".join(f"{name}: {value}" for name, value in given.items())
+    (vault / "meta.md").write_text(f"---\ntitle: Meta\n{front}\n---\n\nBody.\n", encoding="utf-8")
+    with pytest.raises(SnapshotError) as err:
+        run(tmp_path / "home", "import", str(vault), "--from", "basic-memory")
+    assert str(err.value).startswith(named), err.value
+
+
+@pytest.mark.parametrize("written", ["tags:\n  a: 1", "tags: [a, {b: 1}]", "tags: [a, null]"])
+def test_tags_that_are_no_list_of_words_are_named(tmp_path: Path, written: str) -> None:
+    # A mapping became the tag "{'a': 1}" and a null the tag "none": Python's spelling of the value.
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text(f"---\ntitle: A\npermalink: a\n{written}\n---\n\nBody.\n", encoding="utf-8")
+    with pytest.raises(SnapshotError) as err:
+        run(tmp_path / "home", "import", str(vault), "--from", "basic-memory")
+    assert str(err.value).startswith("a.md front matter tags"), err.value
+
+
+@pytest.mark.parametrize(("written", "named"), [("title: [a, b]", "a.md front matter title: got a list"),
+                                                ("permalink: {x: 1}", "a.md front matter permalink: got an object")])
+def test_a_title_or_permalink_that_is_no_text_is_named(tmp_path: Path, written: str, named: str) -> None:
+    # They became the title "['a', 'b']" and the key "{'x': 1}": Python's spelling of the value.
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text(f"---\n{written}\n---\n\nBody.\n", encoding="utf-8")
+    with pytest.raises(SnapshotError) as err:
+        run(tmp_path / "home", "import", str(vault), "--from", "basic-memory")
+    assert str(err.value).startswith(named), err.value

@@ -166,3 +166,16 @@ def test_engram_refuses_the_services_database_as_its_own(tmp_path: Path) -> None
     with pytest.raises(ConfigError):
         Engram.from_settings(home=tmp_path / "lib", path=db)
     assert digest(db) == before
+
+
+@pytest.mark.parametrize(("metadata", "got"), [("[1]", "got a list"), ("null", "got null"), ("5", "got 5 (a number)")])
+def test_metadata_text_holding_no_object_is_named_as_json_spells_it(tmp_path: Path, metadata: str, got: str) -> None:
+    # The service writes its metadata as JSON text; a row whose text holds no object said "got list",
+    # "got NoneType" or "got int": Python's names, not the document's.
+    home, db = tmp_path / "home", build(tmp_path / "sqlite_vec.db")
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE memories SET metadata = ? WHERE content = ?", (metadata, DARK))
+    conn.close()
+    done = subprocess.run([sys.executable, "-m", "engram", "--home", str(home), "import", str(db)], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "COLUMNS": "400"})
+    assert done.returncode == 2 and f"memories row 2.metadata: {got} (allowed: a JSON object)" in done.stderr, done.stderr

@@ -134,3 +134,19 @@ def test_a_config_file_given_with_config_is_pinned_in_the_entry(tmp_path: Path) 
     assert entry["args"][-5:] == ["--config", str(settings.resolve()), "--agent", "assistant", "mcp"]
     # PtrClaw's family, as the pinned file says, and Clawless's semantic_recall offered beside either
     assert tools_from(entry, elsewhere) == PTRCLAW | CLAWLESS
+
+
+def test_run_as_python_m_engram_from_a_virtualenv_the_entry_keeps_its_interpreter(tmp_path: Path) -> None:
+    # No engram script on PATH (a virtualenv not activated: .venv/bin/python -m engram mcp install): the entry
+    # runs this interpreter by the path it was started as. Resolved, a virtualenv's python (a link) became the
+    # base interpreter it links to, which has neither engram nor its packages: the client's server died at once.
+    home, config, elsewhere = tmp_path / "home", tmp_path / "claude_desktop_config.json", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    source = Path(__file__).resolve().parents[2] / "src"
+    done = subprocess.run([sys.executable, "-m", "engram", "--home", str(home), "--agent", "assistant", "mcp", "install",
+                           "--client", "claude-desktop", "--config", str(config)], capture_output=True, text=True,
+                          timeout=300, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(source), "HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stderr + done.stdout
+    entry = json.loads(config.read_text())["mcpServers"]["engram"]
+    assert (entry["command"], entry["args"][:2]) == (os.path.abspath(sys.executable), ["-m", "engram"])
+    assert {"remember", "recall", "forget"} <= tools_from(entry, elsewhere)

@@ -393,3 +393,33 @@ def test_import_mem0_keeps_a_future_time_as_engram_import_does(tmp_path: Path, p
     by_facade = {x["content"]: (x["created_at"], x["updated_at"])
                  for x in as_json(tmp_path / "facade", "-a", "alice", "list")}
     assert by_facade == by_cli and by_cli[item["memory"]] == (_iso_seconds(item["created_at"]), _iso_seconds(item["updated_at"]))
+
+
+def test_the_facade_reaches_what_engram_import_brought_for_an_id_that_is_no_agent_name(tmp_path: Path,
+                                                                                       per_agent: bool) -> None:
+    # mem0 takes any id ("José", an agent "ops bot/2"); engram import places such an owner in the agent its
+    # importer names for it (Jos-24c2ab65). The facade named it by the id as it is, which no agent can be
+    # named: get_all(user_id="José") was refused, so the memories imported for José were out of its reach.
+    home, source = tmp_path / "home", tmp_path / "export.json"
+    items = [{"id": "m-jose", "memory": "  Prefiere té verde\r\n", "user_id": "José", "created_at": "2025-03-01T08:00:00Z"},
+             {"id": "m-bot", "memory": "Deploys go out on Tuesdays", "agent_id": "ops/bot", "created_at": "2025-03-01T08:00:00Z"}]
+    source.write_text(json.dumps({"results": items}), encoding="utf-8")
+    summary = as_json(home, "-a", "app", "import", str(source))
+    assert summary["imported"] == 2 and all(agent.rsplit("-", 1)[0] in ("Jos", "agent:ops-bot")
+                                            for agent in summary["agents"]), summary
+    m = _facade(home, per_agent)
+    try:
+        found = m.get_all(user_id="José")["results"]
+        assert [(r["id"], r["memory"], r["user_id"]) for r in found] == [("m-jose", "  Prefiere té verde\r\n", "José")]
+        assert [r["id"] for r in m.search("té verde", user_id="José")["results"]] == ["m-jose"]
+        assert [r["id"] for r in m.get_all(agent_id="ops/bot")["results"]] == ["m-bot"]
+        # What the facade adds for José joins the same agent; another owner sees none of it.
+        m.add("Vive en Oporto", user_id="José", infer=False)
+        assert sorted(r["memory"] for r in m.get_all(user_id="José")["results"]) == [
+            "  Prefiere té verde\r\n", "Vive en Oporto"]
+        assert m.get_all(user_id="Jose")["results"] == [] and m.get_all(user_id="alice")["results"] == []
+        # The facade's own import of the same export finds them where engram import put them.
+        assert m.import_mem0({"results": items})["skipped"] == 2
+    finally:
+        m.close()
+    assert {r["content"] for r in as_json(home, "-a", summary["agents"][0], "list")} >= {"  Prefiere té verde\r\n"}

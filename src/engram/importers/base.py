@@ -344,22 +344,28 @@ def split_provenance(stored: Mapping[str, Any], kind: str) -> tuple[dict[str, An
     return own, provenance
 
 
-def engram_fields(value: Any, where: str) -> dict[str, Any]:
+def engram_fields(value: Any, where: str, places: Mapping[str, str] | None = None) -> dict[str, Any]:
     """What engram's own exports carry of a memory beside the source's fields (mem0's
     item entry ``engram``, a basic-memory note's front matter), checked: ``id``, ``key``,
-    ``category``, ``type``, ``importance`` and ``links`` (ids), those present."""
+    ``category``, ``type``, ``importance`` and ``links`` (ids), those present. A malformed one is
+    named ``where.name``, or by its place in ``places`` when the source spells it otherwise (a
+    note's front matter holds the id as ``engram_id``)."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
         raise wrong_type(where, value, "engram's fields as an object")
+
+    def place(name: str) -> str:
+        return (places or {}).get(name, f"{where}.{name}")
+
     out: dict[str, Any] = {}
     for name in ("id", "key", "type"):
         if value.get(name) is not None:
-            out[name] = optional_text(value[name], f"{where}.{name}")
+            out[name] = optional_text(value[name], place(name))
     links = value.get("links")
     if links is not None:
         if not isinstance(links, list) or not all(isinstance(link, str) for link in links):
-            raise wrong_value(f"{where}.links", links, "a list of engram ids")
+            raise wrong_value(place("links"), links, "a list of engram ids")
         out["links"] = links
     try:
         if out.get("id"):  # the memory's id when it comes back: one no door or memory file could name is refused
@@ -373,7 +379,7 @@ def engram_fields(value: Any, where: str) -> dict[str, Any]:
         if out.get("type"):
             out["type"] = parse_type(out["type"])
     except ValidationError as exc:
-        raise fail(f"{where}.{exc.field}", exc.problem, exc.allowed) from None
+        raise fail(place(exc.field), exc.problem, exc.allowed) from None
     return out
 
 

@@ -48,6 +48,7 @@ from engram.importers.base import (
     timestamp,
     type_word,
     with_provenance,
+    wrong_type,
 )
 from engram.importers.basic_memory_semantics import Block, read_blocks
 from engram.model import Category
@@ -69,6 +70,8 @@ _LEADING_BLANK_LINES = re.compile(rf"^(?:[ \t]*{_BREAK})+")
 FENCE_INFO = "engram"
 _FENCE_OPEN = re.compile(rf"^(`{{3,}}){FENCE_INFO}[ \t]*$")
 PROVENANCE = "basic_memory"  # the metadata entry that says which note a memory came from
+# engram's fields of a memory as the front matter of a note engram exported names them.
+_ENGRAM_NAMES = {"id": "engram_id", "key": "engram_key", "category": "category", "importance": "importance"}
 
 
 def looks_like(files: Files) -> bool:
@@ -119,6 +122,9 @@ def read(files: Files, modified: Mapping[str, float] | None = None) -> Plan:
 def _note(text: str, rel: str, modified: float | None = None) -> dict[str, Any]:
     written, body_start = _front_matter(text, rel)
     front = {key: _plain(value) for key, value in written.items()}
+    for name in ("title", "permalink"):  # a date or a number reads as its text; a list or a mapping is none
+        if isinstance(front.get(name), list | dict):
+            raise wrong_type(f"{rel} front matter {name}", front[name], "text")
     title = str(front.get("title") or PurePosixPath(rel).stem).strip()
     permalink = str(front.get("permalink") or slug(rel.removesuffix(".md")))
     created = _time(written.get("created") or written.get("date"), f"{rel} front matter created")
@@ -131,9 +137,10 @@ def _note(text: str, rel: str, modified: float | None = None) -> dict[str, Any]:
     extra = {k: v for k, v in front.items() if k not in ("title", "permalink", "tags", "type")}
     # engram's own export: its id, category, importance and metadata are the memory's, not the note's.
     exported = "engram_id" in extra
+    places = {name: f"{rel} front matter {written}" for name, written in _ENGRAM_NAMES.items()}
     carried = engram_fields({"id": extra.pop("engram_id"), "key": extra.pop("engram_key", None),
                              "category": extra.pop("category", None), "importance": extra.pop("importance", None)},
-                            f"{rel} front matter") if exported else {}
+                            f"{rel} front matter", places) if exported else {}
     own = metadata(extra.pop("engram_metadata", None) or {}, f"{rel} front matter engram_metadata") if exported else {}
     note: dict[str, Any] = {
         "rel": rel, "title": title, "permalink": permalink, "created": created, "updated": updated,
@@ -323,16 +330,17 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _tag_list(value: Any, exported: bool = False) -> list[str]:
-    """The front matter's tags; a ``#`` before one is Obsidian's mark, not the tag's, except in a
-    note engram exported, which writes each tag as engram holds it."""
+def _tag_list(value: Any, exported: bool = False) -> Any:
+    """The front matter's tags as ``tags`` reads them; a ``#`` before one is Obsidian's mark, not the
+    tag's, except in a note engram exported, which writes each tag as engram holds it. What is no tag
+    (a mapping, a null in the list) is left to ``tags``, which names it."""
     if value is None:
         return []
     if isinstance(value, str):
         return [t.strip().lstrip("#") for t in value.replace(",", " ").split()]
     if not isinstance(value, list):
-        return [str(value)]
-    return [str(t) if exported else str(t).lstrip("#") for t in value]
+        return value if isinstance(value, dict) else [value]
+    return [t.lstrip("#") if isinstance(t, str) and not exported else t for t in value]
 
 
 def _time(value: Any, where: str) -> float | None:

@@ -89,11 +89,13 @@ KEPT = ("id", "hash", "user_id", "agent_id", "run_id", "app_id", "actor_id", "ro
 def owner(ids: Mapping[str, Any]) -> tuple[str, str] | None:
     """(the id's name, the engram agent) owning a mem0 memory with these ids, or None without any:
     its ``user_id``, else its ``agent_id``, else its ``run_id`` (mem0 reads a user's memories
-    whatever agent or run they also name), under ``OWNER_PREFIX``. The one mapping of mem0's ids
-    onto engram's agents: ``engram import`` places an item by it and the mem0 facade stores and
-    reads by it, so each finds what the other made."""
+    whatever agent or run they also name), under ``OWNER_PREFIX``; an id no agent can be named
+    as it is (``José``, mem0 takes any text) by the importer's name for it (``agent_name``). The one
+    mapping of mem0's ids onto engram's agents: ``engram import`` places an item by it and the mem0
+    facade stores and reads by it, so each finds what the other made."""
     name = next((k for k in IDS if isinstance(ids.get(k), str) and ids[k]), None)
-    return None if name is None else (name, OWNER_PREFIX[name] + ids[name])
+    agent = None if name is None else agent_name(OWNER_PREFIX[name] + ids[name], name, name.split("_")[0])
+    return None if name is None or agent is None else (name, agent)
 
 
 def check_user_id(value: str, field: str = "user_id") -> None:
@@ -221,8 +223,8 @@ def _placed(ids: Mapping[str, str | None], own: Mapping[str, Any], kept: Mapping
             where: str) -> tuple[str | None, dict[str, str]]:
     """The engram agent an item with these ``ids`` joins (``owner``; None without ids: the importing
     agent's), and the fields kept at the top of its metadata (``PROMOTED``), as the mem0 facade
-    stores them. An owner that is no valid agent name as it is (``José``) gets the importer's
-    name for it (``agent_name``: the facade refuses such an id, so never reaches it); an item's own
+    stores them (an owner that is no valid agent name as it is, ``José``, by the importer's name
+    for it, as ``owner`` names it for the facade too); an item's own
     metadata naming another id than the item's is refused, as the facade refuses ids in metadata
     (mem0 keeps its ids beside the metadata, so its items hold none there)."""
     for name, value in ids.items():  # as the facade refuses an owner: blank, or a user id holding ':'
@@ -239,7 +241,7 @@ def _placed(ids: Mapping[str, str | None], own: Mapping[str, Any], kept: Mapping
                        f"{names[name]} ({jsondoc.shown(ids[name])}): mem0 keeps its ids beside the metadata",
                        f"no {name} in the metadata, or the item's own")
     placed = owner({name: value for name, value in ids.items() if value is not None})
-    agent = None if placed is None else agent_name(placed[1], f"{where}.{names[placed[0]]}", placed[0].split("_")[0])
+    agent = None if placed is None else placed[1]
     promoted = {name: value for name, value in ids.items() if value is not None}
     promoted |= {k: kept[k] for k in ("actor_id", "role") if k in kept}
     return agent, promoted

@@ -125,8 +125,8 @@ def parse_metadata(value: Mapping[str, Any] | str | None) -> dict[str, Any]:
         except json.JSONDecodeError as exc:
             where = f" at char {exc.pos}" if exc.pos else ""
             raise ValidationError("metadata", f"malformed JSON ({exc.msg}{where})", "a JSON object") from None
-    if not isinstance(value, Mapping):
-        raise ValidationError("metadata", f"got {type(value).__name__}", "a JSON object")
+    if not isinstance(value, Mapping):  # named as JSON spells it: JSON text gave it ("got a list", not list)
+        raise ValidationError("metadata", f"got {jsondoc.kind(value)}", "a JSON object")
     if (depth := _nesting(value)) > MAX_METADATA_DEPTH:
         raise ValidationError("metadata", f"is nested {depth} levels deep",
                               f"a JSON object nested at most {MAX_METADATA_DEPTH} levels")

@@ -89,8 +89,10 @@ def launcher(kind: Launcher = "command") -> tuple[str, list[str]]:
     found = shutil.which("engram")
     if found:
         return str(Path(found).resolve()), []
-    # No script (e.g. run as python -m engram): this interpreter, which has engram installed.
-    return str(Path(sys.executable).resolve()), ["-m", "engram"]
+    # No script (e.g. run as python -m engram): this interpreter, which has engram installed, by the
+    # path it was started as: a virtualenv's python is a link, and resolved it is the base interpreter,
+    # which has neither engram nor the packages it needs.
+    return os.path.abspath(sys.executable), ["-m", "engram"]
 
 
 def entry(client: str, *, agent: str, home: Path, kind: Launcher = "command",
