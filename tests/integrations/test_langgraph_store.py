@@ -28,7 +28,7 @@ from engram.backends.sqlite import SqliteBackend  # noqa: E402
 from engram.engine import Engram  # noqa: E402
 from engram.errors import ValidationError  # noqa: E402
 from engram.events import EventBus  # noqa: E402
-from engram.integrations.langgraph import EngramStore  # noqa: E402
+from engram.integrations.langgraph import EngramStore, label_agent  # noqa: E402
 from engram.lifecycle import hygiene  # noqa: E402
 from engram.lifecycle.scheduler import Maintenance  # noqa: E402
 from engram.lifecycle.settings import HygieneSettings, LifecycleSettings  # noqa: E402
@@ -461,6 +461,8 @@ def test_any_user_id_in_a_namespace_gets_its_own_agent(engram: Engram) -> None:
     assert len(agents) == len(_ODD_USERS) and all(s.startswith("agent:lg:") for s in agents)
     assert engram.for_agent("lg:ana").count() == 2 and engram.for_agent("lg:Jos@c3@a9").count() == 2
     assert engram.for_agent("lg:id.Jos@c3@a9").count() == 2 and engram.for_agent("lg:id.user@2042").count() == 2
+    assert {f"agent:{label_agent('lg:', u)}" for u in _ODD_USERS} == agents  # where docs/integrations.md says
+    assert all(len(label_agent("lg:", u)) <= 128 for u in _ODD_USERS)
     for user in _ODD_USERS:
         store.delete(("memories", user), "drink")
         assert store.get(("memories", user), "drink") is None
