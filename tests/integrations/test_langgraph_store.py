@@ -28,7 +28,7 @@ from engram.backends.sqlite import SqliteBackend  # noqa: E402
 from engram.engine import Engram  # noqa: E402
 from engram.errors import ValidationError  # noqa: E402
 from engram.events import EventBus  # noqa: E402
-from engram.integrations.langgraph import EngramStore  # noqa: E402
+from engram.integrations.langgraph import EngramStore, label_agent  # noqa: E402
 from engram.lifecycle import hygiene  # noqa: E402
 from engram.lifecycle.scheduler import Maintenance  # noqa: E402
 from engram.lifecycle.settings import HygieneSettings, LifecycleSettings  # noqa: E402
@@ -189,12 +189,10 @@ def test_agent_from_namespace_needs_the_label(engram: Engram) -> None:
     with pytest.raises(ValidationError) as err:
         store.put(("memories",), "k", {"text": "x"})
     assert err.value.field == "namespace"
-    with pytest.raises(ValidationError) as err:
-        store.put(("memories", "not a name!"), "k", {"text": "x"})
-    assert err.value.field == "namespace"
+    store.put(("memories", "not a name!"), "k", {"text": "x"})  # no agent name as it is: written as one
     store.put(("memories", "carol"), "k", {"text": "carol's"})
     store.put(("memories", "dave"), "k", {"text": "dave's"})
-    assert store.list_namespaces() == [("memories", "carol"), ("memories", "dave")]
+    assert store.list_namespaces() == [("memories", "carol"), ("memories", "dave"), ("memories", "not a name!")]
     assert [i.value["text"] for i in store.search(("memories", "dave"))] == ["dave's"]
 
 
@@ -437,6 +435,112 @@ def test_an_unknown_keyword_is_refused_naming_it_and_what_the_store_takes(engram
         EngramStore(engram, index={"fields": ["text"]})  # type: ignore[call-arg]
     assert err.value.field == "index" and "is not a keyword of EngramStore" in str(err.value)
     assert err.value.allowed == "agent_from_namespace, agent_prefix, engram, index_fields, ttl"
+
+
+# Users' ids as LangGraph apps put them in namespaces (``("memories", user_id)``), whatever they hold.
+_LONG = "u" * 299
+_ODD_USERS = ["José", "user 42", _LONG + "1", _LONG + "2", "Jos@c3@a9", "ana"]
+
+
+def test_any_user_id_in_a_namespace_gets_its_own_agent(engram: Engram) -> None:
+    # "José", "user 42" and a 300-character id cannot be an agent name as they are: they were refused
+    store = EngramStore(engram, agent_from_namespace=1, index_fields=["text"])
+    for user in _ODD_USERS:
+        store.put(("memories", user), "drink", {"text": f"{user} drinks kayak tea"})
+        store.put(("memories", user, "work"), "desk", {"text": f"{user} sits by the kayak window"})
+    for user in _ODD_USERS:
+        assert store.get(("memories", user), "drink").value == {"text": f"{user} drinks kayak tea"}
+        for query in ("kayak tea", None):  # recall, and the last puts
+            found = store.search(("memories", user), query=query, limit=10)
+            assert sorted(i.value["text"] for i in found) == [f"{user} drinks kayak tea",
+                                                              f"{user} sits by the kayak window"]
+            assert {i.namespace[1] for i in found} == {user}  # no other user's items, the label as put
+        assert store.list_namespaces(prefix=("memories", user)) == [("memories", user), ("memories", user, "work")]
+    assert store.list_namespaces(max_depth=2) == sorted(("memories", u) for u in _ODD_USERS)
+    agents = {s for s in engram.stats().by_scope if s.startswith("agent:")}
+    assert len(agents) == len(_ODD_USERS) and all(s.startswith("agent:lg:") for s in agents)
+    assert engram.for_agent("lg:ana").count() == 2 and engram.for_agent("lg:Jos@c3@a9").count() == 2
+    assert engram.for_agent("lg:id.Jos@c3@a9").count() == 2 and engram.for_agent("lg:id.user@2042").count() == 2
+    assert {f"agent:{label_agent('lg:', u)}" for u in _ODD_USERS} == agents  # where docs/integrations.md says
+    assert all(len(label_agent("lg:", u)) <= 128 for u in _ODD_USERS)
+    for user in _ODD_USERS:
+        store.delete(("memories", user), "drink")
+        assert store.get(("memories", user), "drink") is None
+        assert [i.key for i in store.search(("memories", user))] == ["desk"]
+    assert engram.list() == []  # nothing in the app's own agent
+
+
+def test_a_label_shaped_as_another_users_agent_reads_none_of_their_items(engram: Engram) -> None:
+    store = EngramStore(engram, agent_from_namespace=1, index_fields=["text"])
+    store.put(("memories", "José"), "card", {"text": "José's card ends in 4242"})
+    [agent] = [s.removeprefix("agent:") for s in engram.stats().by_scope if s.startswith("agent:")]
+    labels = [agent.removeprefix("lg:"), agent, "Jos@c3@a9", "Jos%C3%A9"]
+    # Each its own agent, not José's: the item's namespace alone would hide it, not the agent's recall.
+    assert len({label_agent("lg:", label) for label in [*labels, "José"]}) == 5
+    for label in labels:
+        assert store.get(("memories", label), "card") is None
+        assert store.search(("memories", label)) == [] and store.search(("memories", label), query="card") == []
+        assert store.list_namespaces(prefix=("memories", label)) == []
+        store.delete(("memories", label), "card")  # a delete of another label is no delete of José's
+    assert store.get(("memories", "José"), "card").value == {"text": "José's card ends in 4242"}
+    assert [s for s in engram.stats().by_scope if s.startswith("agent:")] == [f"agent:{agent}"]
+
+
+def test_valid_labels_keep_the_agents_earlier_stores_wrote(engram: Engram) -> None:
+    # Items put before any label could be escaped stay where they are: a label that is an agent name
+    # names it as before, with the prefix or without.
+    engram.for_agent("lg:u-7").remember("u-7 likes tea", key=EngramStore._ref(("memories", "u-7"), "tea"),
+                                        metadata={"lg_item": "1", "lg_namespace": ["memories", "u-7"], "lg_key": "tea",
+                                                  "lg_value": {"text": "u-7 likes tea"}, "lg_ns0": "memories",
+                                                  "lg_ns1": "u-7"}, type="item")
+    store = EngramStore(engram, agent_from_namespace=1)
+    assert store.get(("memories", "u-7"), "tea").value == {"text": "u-7 likes tea"}
+    assert store.list_namespaces() == [("memories", "u-7")]
+    store.put(("memories", "ana@example-com"), "k", {"text": "x"})
+    assert engram.for_agent("lg:ana@example-com").count() == 1
+    bare = EngramStore(engram, agent_from_namespace=1, agent_prefix="")
+    for user in ("carol", "José", "user 42", _LONG + "1"):
+        bare.put(("memories", user), "k", {"text": f"{user}'s item"})
+        assert bare.get(("memories", user), "k").value == {"text": f"{user}'s item"}
+    assert engram.for_agent("carol").count() == 1 and engram.for_agent("id.Jos@c3@a9").count() == 1
+    with pytest.raises(ValidationError) as err:
+        bare.put(("memories", "app"), "k", {"text": "x"})
+    assert err.value.field == "namespace"
+    assert {("memories", u) for u in ("carol", "José", "user 42", _LONG + "1")} <= set(bare.list_namespaces())
+
+
+def test_a_label_langgraph_refuses_is_refused_on_the_batch_path_too(engram: Engram) -> None:
+    # LangGraph's put refuses a label with "." or an empty one (InvalidNamespaceError); a batch of
+    # PutOps skips that check, and "." is what keeps an escaped label's agent apart from every label's.
+    store = EngramStore(engram, agent_from_namespace=1)
+    for namespace in [("memories", "a.b"), ("memories.x", "ana"), ("memories", "ana", "v1.2"), ("memories", "")]:
+        with pytest.raises(ValueError):
+            store.put(namespace, "k", {"text": "x"})  # LangGraph's own check
+        with pytest.raises(ValidationError) as err:
+            store.batch([PutOp(namespace, "k", {"text": "x"})])
+        assert err.value.field == "namespace"
+        store.batch([PutOp(namespace, "k", None)])  # a delete, which LangGraph does not check either
+    assert [s for s in engram.stats().by_scope if s.startswith("agent:")] == []  # nothing stored, anywhere
+
+
+def test_expired_items_of_escaped_labels_are_swept(timed: Engram, clock: FakeClock) -> None:
+    store = EngramStore(timed, agent_from_namespace=1)
+    for user in ("José", "user 42", "ana"):
+        store.put(("memories", user), "mood", {"text": "tired"}, ttl=1)
+        store.put(("memories", user), "drink", {"text": "tea"})
+    clock.advance(2 * MINUTE)
+    assert store.sweep_ttl() == 3
+    assert store.list_namespaces() == [("memories", "José"), ("memories", "ana"), ("memories", "user 42")]
+    assert [i.key for i in store.search(("memories", "José"))] == ["drink"]
+
+
+def test_a_prefix_too_long_to_survive_a_long_labels_cut_is_refused(engram: Engram) -> None:
+    # A label past an agent name's length is cut to 94 characters and a digest: the prefix must
+    # stay whole in it, or the name would leave the prefix's agents (listings, sweeps).
+    assert EngramStore(engram, agent_from_namespace=1, agent_prefix="p" * 63 + ":").agent_prefix == "p" * 63 + ":"
+    with pytest.raises(ValidationError) as err:
+        EngramStore(engram, agent_from_namespace=1, agent_prefix="p" * 64 + ":")
+    assert err.value.field == "agent_prefix"
 
 
 # --- TTLs ---------------------------------------------------------------------------------------

@@ -137,12 +137,25 @@ def flag_option(field: str, value: Any, none_means: str | None = None) -> bool |
         raise ValidationError(field, exc.problem, allowed) from None
 
 
+# An agent name's limit, and how much of a longer one is kept before "@@" and its ids' digest.
+_NAME_CHARS = 128
+_KEPT_CHARS = _NAME_CHARS - 34
+# A prefix stays whole in a cut name (so every agent it names starts with it: listings and sweeps
+# over the prefix's agents find them all), with room left for the ids that tell them apart.
+MAX_PREFIX_CHARS = 64
+
+
 def checked_prefix(field: str, value: object, example: str) -> str:
     """``value`` checked as what an adapter puts before a framework's user id or label to name an
     engram agent (LangGraph's ``lg:``, Agno's ``agno:``, ADK's ``adk:``): a string an agent name
-    can start with, or "" for none. Raises ``ValidationError`` naming ``field``."""
+    can start with, of at most ``MAX_PREFIX_CHARS``, or "" for none. Raises ``ValidationError``
+    naming ``field``."""
     if not isinstance(value, str):
         raise ValidationError(field, f"got {type(value).__name__}", f"a string such as {example!r}, or ''")
+    if len(value) > MAX_PREFIX_CHARS:
+        # A long id's name is cut (``fitted_name``): the cut must leave the prefix whole.
+        raise ValidationError(field, f"is {len(value)} characters long",
+                              f"at most {MAX_PREFIX_CHARS} characters, such as {example!r}")
     if value:
         try:
             make_scope(value + "x", None)
@@ -162,6 +175,16 @@ def agent_part(text: str) -> str:
     and ":" never appears in one, so parts joined by ":" split one way only."""
     return "".join(ch if ch in _KEPT else "".join(f"@{byte:02x}" for byte in ch.encode("utf-8", "surrogatepass"))
                    for ch in text)
+
+
+def fitted_name(whole: str, ids: list[str]) -> str:
+    """``whole``, an agent name written from ``ids`` (by ``agent_part``), as an agent name's length
+    allows: past 128 characters, its first 94 and "@@" (which ``agent_part`` never writes) and 32
+    hex digits of the ids' SHA-256, so two cut names differ when their ids do."""
+    if len(whole) <= _NAME_CHARS:
+        return whole
+    digest = hashlib.sha256(json.dumps(ids).encode()).hexdigest()[:32]
+    return f"{whole[:_KEPT_CHARS]}@@{digest}"
 
 
 _PREFIX = 'a string the ids follow, such as "crewai:"'
@@ -188,10 +211,7 @@ def agent_for_ids(prefix: str, **ids: str) -> str:
     for name, value in ids.items():
         if not isinstance(value, str) or not value.strip():
             raise ValidationError(name, f"got {value!r}", "a non-empty string")
-    whole = prefix + ":".join(agent_part(value) for value in ids.values())
-    if len(whole) > 128:
-        digest = hashlib.sha256(json.dumps(list(ids.values())).encode()).hexdigest()[:32]
-        whole = f"{whole[:128 - 34]}@@{digest}"
+    whole = fitted_name(prefix + ":".join(agent_part(value) for value in ids.values()), list(ids.values()))
     try:
         return make_scope(whole, None).agent or whole
     except ValidationError:

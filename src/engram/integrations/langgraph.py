@@ -7,7 +7,9 @@ see each other's items). The prefix keeps a user's agent apart from the applicat
 called ``assistant`` is agent ``lg:assistant``, never the app's ``assistant``, whose recall (and a
 LangChain retriever over it) would otherwise read that user's items. ``agent_prefix=""`` reads
 the bare labels stores made before the prefix used; a label naming the store's own agent is then
-refused.
+refused. Any label names an agent (``label_agent``): one that is no agent name as it is (``José``,
+``user 42``, a long one) is written as one (``lg:id.Jos@c3@a9``) that no other label names, which
+is why a put's label with "." (that LangGraph's own ``put`` refuses) is refused in a batch too.
 The full namespace, its labels and the item's key and value are kept in the memory's metadata;
 the memory's key is ``lg:`` + the percent-escaped namespace and key (its digest when longer than a
 memory key may be), so an item is one memory.
@@ -66,7 +68,17 @@ from engram import jsondoc
 from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
-from engram.integrations import DEFAULT_AGENT_PREFIX, checked_call, checked_prefix, flag_option, keywords, missing, refuse_unknown
+from engram.integrations import (
+    DEFAULT_AGENT_PREFIX,
+    agent_part,
+    checked_call,
+    checked_prefix,
+    fitted_name,
+    flag_option,
+    keywords,
+    missing,
+    refuse_unknown,
+)
 from engram.integrations.langgraph_filters import (
     namespace_matches,
     namespace_where,
@@ -158,6 +170,36 @@ def _is_agent_name(name: str) -> bool:
     return True
 
 
+# Starts the part of the agent name written for a label that is no agent name as it is. It holds
+# ".", which LangGraph refuses in a namespace label (``store.put``; ``EngramStore.batch`` refuses it
+# too), so no label a graph can store under is read as such a name.
+_ESCAPED = "id."
+
+
+def label_agent(prefix: str, label: str) -> str:
+    """The engram agent a namespace label names under ``prefix`` (``EngramStore``'s
+    ``agent_from_namespace``). A label that makes an agent name as it is keeps it (``lg:u-42``),
+    so items stored before any label was escaped stay where they are. Any other label, and one
+    starting with ``id.`` (which, holding ".", no put stores), is written by ``agent_part`` after
+    ``id.`` and cut past an agent name's length with its digest (``José`` is ``lg:id.Jos@c3@a9``,
+    ``user 42`` ``lg:id.user@2042``). So two different labels never name one agent: an as-is name
+    never starts with ``id.``, every written one does, and written names differ as their labels."""
+    if not label.startswith(_ESCAPED) and _is_agent_name(prefix + label):
+        return prefix + label
+    return fitted_name(prefix + _ESCAPED + agent_part(label), [label])
+
+
+def _refused_label(namespace: tuple[str, ...]) -> None:
+    """Raise ``ValidationError`` naming ``namespace`` for a label LangGraph's ``store.put`` refuses
+    (``InvalidNamespaceError``): one with "." or an empty one. ``batch`` is called without that
+    check (a ``PutOp`` of the caller's own), and "." is what keeps ``label_agent``'s written names
+    apart from every label a graph can store under."""
+    for i, label in enumerate(namespace):
+        if isinstance(label, str) and ("." in label or not label):
+            problem = f"label {i} ({label!r}) holds a '.'" if label else f"label {i} is empty"
+            raise ValidationError("namespace", problem, "non-empty labels without '.', as LangGraph's store.put takes them")
+
+
 
 def _when(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, UTC)
@@ -216,10 +258,9 @@ class EngramStore(BaseStore):
         if len(namespace) <= i:
             raise ValidationError(field, f"{namespace!r} does not reach label {i}, which names the agent",
                                   f"a namespace of at least {i + 1} labels")
-        agent = self.agent_prefix + namespace[i]
-        if not _is_agent_name(agent):
-            raise ValidationError(field, f"label {i} ({namespace[i]!r}) cannot name an engram agent",
-                                  "letters, digits and . _ : @ -, starting with a letter or digit")
+        if not isinstance(namespace[i], str):
+            raise ValidationError(field, f"label {i} is a {type(namespace[i]).__name__}", "labels that are strings")
+        agent = label_agent(self.agent_prefix, namespace[i])
         if agent == self.engram.scope.agent:
             # Its items would be the application's own memories, read by its recall and retrievers.
             raise ValidationError(field, f"label {i} ({namespace[i]!r}) names this store's own engram agent",
@@ -236,8 +277,10 @@ class EngramStore(BaseStore):
         if self.agent_from_namespace is None:
             return [self.engram]
         agents = {Scope.parse(s).agent for s in self.engram.stats().by_scope if s.startswith("agent:")}
+        # A label that is no string names no agent (None): a namespace of strings cannot match it.
+        named = {label_agent(self.agent_prefix, label) if isinstance(label, str) else None for label in labels}
         mine = sorted(a for a in agents if a and a.startswith(self.agent_prefix) and a != self.engram.scope.agent
-                      and all(a == self.agent_prefix + label for label in labels))
+                      and all(a == name for name in named))
         return [self.engram.for_agent(a, origin="langgraph") for a in mine]
 
     @staticmethod
@@ -296,6 +339,8 @@ class EngramStore(BaseStore):
         """Raise ``ValidationError`` naming what ``op`` cannot store (``namespace``, ``value``,
         ``ttl``, ``key``, ``index``): checked here so the error names LangGraph's argument, not the metadata that
         carries it, and before a batch writes anything."""
+        if op.value is not None:  # LangGraph's delete checks no label, nor does this
+            _refused_label(op.namespace)
         self._view(op.namespace)
         if op.value is None:  # a delete: its ttl (LangGraph passes the default one) means nothing
             return
