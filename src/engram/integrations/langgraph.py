@@ -200,7 +200,6 @@ def _refused_label(namespace: tuple[str, ...]) -> None:
             raise ValidationError("namespace", problem, "non-empty labels without '.', as LangGraph's store.put takes them")
 
 
-
 def _when(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, UTC)
 
