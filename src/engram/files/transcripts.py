@@ -145,9 +145,11 @@ def label(turn: Turn, limit: int = 80) -> str:
 
 
 def render(session: str, messages: Sequence[Message], indexed: dict[int, str] | None = None) -> str:
-    """The transcript markdown; ``indexed`` maps turn numbers to their ``[Indexed: …]`` labels."""
+    """The transcript markdown; ``indexed`` maps turn numbers to their ``[Indexed: …]`` labels.
+    The header names the session as users write it (``turn_session``): automatic indexing has the
+    stored key (``cli:sess_123:``), ``history transcript`` the key as typed, and both write one file."""
     all_turns = turns(messages)
-    out = [f"# Session Transcript: {session}"]
+    out = [f"# Session Transcript: {turn_session(session)}"]
     if messages:  # a conversation with no messages (yet, or compacted away) has no start to state
         out.append(f"Started: {iso(messages[0].created_at)}")
     out.append("")
