@@ -458,3 +458,18 @@ def test_a_key_typed_with_bytes_that_are_not_utf8_is_refused_naming_it(tmp_path:
         assert refused.stderr.startswith('error: key: contains a lone surrogate ("\\udcff")'), refused.stderr
     listed = json.loads(run(tmp_path, "--json", "history", "list").stdout)
     assert listed == [{"key": "web:1", "messages": 1}], listed
+
+
+def test_history_recall_with_semantic_recall_off_says_so(tmp_path: Path) -> None:
+    # Clawless's troubleshooting ("No semantic recap appears: verify CONVERSATION_SEMANTIC_RECALL_ENABLED")
+    # was answered "no earlier exchange like it", as if the exchanges had been searched.
+    with Engram.from_settings(home=tmp_path) as engram:
+        engram.history.append("telegram:42", "user", "My dog is called Biscuit")
+        engram.history.append("telegram:42", "assistant", "Biscuit is a lovely name.")
+    for env in ({"CONVERSATION_SEMANTIC_RECALL_ENABLED": "false"}, {"ENGRAM_EMBEDDINGS__PROVIDER": "none"}):
+        said = run(tmp_path, "history", "recall", "what is my dog called", env_extra=env)
+        assert said.returncode == 0 and said.stdout == "", said.stderr
+        assert said.stderr.strip() == ("no earlier exchange like it: semantic recall is off (history.semantic = false,"
+                                       " or no embedding model: embeddings.provider = none)"), said.stderr
+    found = run(tmp_path, "history", "recall", "what is my dog called")
+    assert "Biscuit" in found.stdout, found.stderr

@@ -55,6 +55,8 @@ log = logging.getLogger("engram.history")
 SUMMARY_HEADING = "[Conversation summary]"
 # What a door says when an append was not stored, in the setting's own words.
 HISTORY_OFF = "conversation history is off (history.enabled = false)"
+# Why semantic recall finds nothing whatever it is asked: no exchange index (``History.semantic``).
+SEMANTIC_OFF = "semantic recall is off (history.semantic = false, or no embedding model: embeddings.provider = none)"
 # What a message given to ``append_many`` as a mapping may hold: ``append``'s arguments.
 _MESSAGE_FIELDS = ("role", "content", "tool_calls", "tool_call_id", "metadata", "created_at")
 

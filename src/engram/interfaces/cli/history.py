@@ -282,9 +282,10 @@ def recall(
     elif found["recap"]:
         render.console.print(found["recap"], markup=False, highlight=False, soft_wrap=True)
     else:  # on standard error, as `history show` says it has no messages: stdout holds results alone
-        from engram.history.service import HISTORY_OFF
+        from engram.history.service import HISTORY_OFF, SEMANTIC_OFF
 
-        render.note_line("no earlier exchange like it" + ("" if engram.history.enabled else f": {HISTORY_OFF}"))
+        why = HISTORY_OFF if not engram.history.enabled else SEMANTIC_OFF if engram.history.semantic is None else None
+        render.note_line("no earlier exchange like it" + (f": {why}" if why else ""))
 
 
 def register(app: typer.Typer) -> None:
