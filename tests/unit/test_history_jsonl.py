@@ -49,6 +49,22 @@ def test_reads_lines_written_by_clawless(tmp_path: Path) -> None:
     assert store.count("telegram:123") == 3
 
 
+def test_a_file_saved_with_a_byte_order_mark_keeps_its_first_line(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # A history file saved by a Windows editor ("UTF-8 with BOM", CRLF) lost its first exchange:
+    # the mark made line 1 no JSON, skipped with a warning at every read. `engram import` read it.
+    path = tmp_path / "conversation-history.jsonl"
+    first = json.dumps({"userMessage": "my dog is Rex", "botResponse": "nice", "chatId": "42", "platform": "telegram",
+                        "timestamp": "2026-02-09T10:30:00.000Z"})
+    path.write_bytes(("\ufeff" + first + "\r\n").encode("utf-8"))
+    store = JsonlHistoryStore(path)
+    with caplog.at_level(logging.WARNING):
+        assert [m.content for m in store.get_all("telegram:42")] == ["my dog is Rex", "nice"]
+        exchange(store, "telegram:42", 1)
+        assert store.count("telegram:42") == 4
+    assert caplog.records == []
+    assert path.read_text("utf-8-sig").startswith(first)  # the line itself is kept as it was
+
+
 def test_fifo_rotation_keeps_the_newest_entries(tmp_path: Path) -> None:
     store = JsonlHistoryStore(tmp_path / "h.jsonl", max_entries=5)
     for n in range(12):

@@ -185,7 +185,9 @@ class JsonlHistoryStore:
             return list(self._cache[1]), self._cache[2]
         signature = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
         lines = []
-        for number, text in enumerate(jsondoc.lines(raw), start=1):
+        # A byte order mark (a Windows editor's "UTF-8 with BOM") is no part of the first line's JSON:
+        # left on, that line was unreadable and its exchange skipped.
+        for number, text in enumerate(jsondoc.lines(raw.removeprefix("\ufeff")), start=1):
             if not text.strip():
                 continue
             line = _parse_line(text)
