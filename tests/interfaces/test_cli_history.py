@@ -473,3 +473,20 @@ def test_history_recall_with_semantic_recall_off_says_so(tmp_path: Path) -> None
                                        " or no embedding model: embeddings.provider = none)"), said.stderr
     found = run(tmp_path, "history", "recall", "what is my dog called")
     assert "Biscuit" in found.stdout, found.stderr
+
+
+def test_a_transcript_written_without_index_still_marks_the_turns_indexed(tmp_path: Path) -> None:
+    # Automatic indexing wrote "[Indexed: ...]" under the turn it stored; `history transcript KEY`
+    # (without --index) then rewrote the same file without it, as if no turn were a memory.
+    (tmp_path / "config.toml").write_text("[history]\ntranscript_auto_index = true\n")
+    assert run(tmp_path, "history", "append", "cli:trip", "Which train goes from Lyon to Turin on Sunday?").returncode == 0
+    assert run(tmp_path, "history", "append", "cli:trip", "--role", "assistant",
+               "The 10:04 TGV via Chambéry, arriving at 14:30.").returncode == 0
+    assert run(tmp_path, "history", "append", "cli:trip", "thanks").returncode == 0
+    assert run(tmp_path, "history", "append", "cli:trip", "--role", "assistant", "you're welcome").returncode == 0
+    path = tmp_path / "transcripts" / "default" / "cli_trip.md"
+    automatic = path.read_text(encoding="utf-8")
+    assert automatic.count("[Indexed: ") == 1, automatic  # the thanks are not a memory
+    written = run(tmp_path, "history", "transcript", "cli:trip")
+    assert written.returncode == 0, written.stderr
+    assert path.read_text(encoding="utf-8") == automatic

@@ -400,7 +400,23 @@ def index_and_write(
     """Index the substantive turns (importance >= ``threshold``) into ``engram``'s agent's memory,
     then write that agent's transcript with their ``[Indexed: …]`` markers."""
     indexed = index(engram, session, messages, threshold=threshold)
-    return write(folder, session, messages, indexed, agent=agent_of(engram))
+    return write(folder, session, messages, {**already_indexed(engram, session, messages), **indexed},
+                 agent=agent_of(engram))
+
+
+def write_as_indexed(engram: Engram, folder: Path, session: str, messages: Sequence[Message]) -> Path:
+    """Write ``engram``'s agent's transcript, indexing nothing: the turns already indexed (by
+    automatic indexing or an earlier ``--index``) keep their ``[Indexed: …]`` markers, which the
+    file dropped when written without them."""
+    return write(folder, session, messages, already_indexed(engram, session, messages), agent=agent_of(engram))
+
+
+def already_indexed(engram: Engram, session: str, messages: Sequence[Message]) -> dict[int, str]:
+    """{turn number in ``messages``: label} of the turns a memory of ``engram``'s agent holds."""
+    all_turns = turns(messages)
+    numbers = _TurnNumbers(engram, _spellings(session))
+    return {turn.number: label(turn) for turn, place in zip(all_turns, identities(all_turns), strict=True)
+            if numbers.held(turn, place)}
 
 
 class _TurnNumbers:

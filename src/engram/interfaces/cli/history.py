@@ -250,7 +250,7 @@ def transcript(
     messages = engram.history.all(key)
     threshold = settings.history.transcript_importance_threshold
     path = (transcripts.index_and_write(engram, folder, key, messages, threshold=threshold) if index
-            else transcripts.write(folder, key, messages, agent=engram.history.agent))
+            else transcripts.write_as_indexed(engram, folder, key, messages))
     note_written_on_request(settings, [path])  # asked for: not a plain copy to warn about at each start
     if st.as_json:
         render.emit_json({"key": key, "path": str(path), "messages": len(messages), "indexed": index})
