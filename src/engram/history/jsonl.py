@@ -167,6 +167,15 @@ class JsonlHistoryStore:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
                 handle.close()
 
+    def file_signature(self) -> tuple[int, int, int] | None:
+        """The file as it stands (inode, size, modification time; None when there is none): how a
+        history sharing it tells that another program, Clawless, wrote to it since (``History``)."""
+        try:
+            stat = self.path.stat()
+        except OSError:
+            return None
+        return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
     def _read(self) -> tuple[list[_Line], bool]:
         """Every line of the file, and whether the file ends with a newline (or is empty).
 
