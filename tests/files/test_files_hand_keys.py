@@ -150,3 +150,32 @@ def test_an_invalid_key_written_by_hand_is_refused_naming_the_key(tmp_path: Path
             (rel, f"entry not imported: {named}: too long or has control characters (allowed: 1-200 printable characters)")]
         assert engram.list() == []
     assert (folder / rel).read_text(encoding="utf-8") == text
+
+
+@pytest.mark.parametrize("fmt", ["yaml", "markdown"])
+@pytest.mark.parametrize("content_edited", [False, True])
+def test_a_key_edited_in_a_known_entry_is_put_back_and_said(tmp_path: Path, fmt: str, content_edited: bool) -> None:
+    # A key changed in the marker of an entry the database holds was left in the file, unsaid, while
+    # the memory kept its own key: the two sides disagreed at every pass, and a folder restored into
+    # a new database brought the memory back under the file's key. A memory's key is the database's.
+    folder = tmp_path / "home" / "memory"
+    with opened(tmp_path / "home") as engram:
+        syncer = FileSync(engram, folder, format=fmt)
+        memory = engram.remember("The office is in Berlin", key="office", tags=["places"]).memory
+        syncer.sync()
+        path = folder / "agents/default" / f"places.{'md' if fmt == 'markdown' else 'yaml'}"
+        text = path.read_text(encoding="utf-8")
+        edited = text.replace("key:office ", "key:work-site ") if fmt == "markdown" else \
+            text.replace("key: office\n", "key: work-site\n")
+        assert edited != text
+        if content_edited:
+            edited = edited.replace("in Berlin", "in Munich")
+        path.write_text(edited, encoding="utf-8")
+        report = syncer.sync()
+        assert [p.message for p in report.problems] == [
+            f'entry {memory.id}: key "work-site" is not the database\'s and is put back as "office" (a memory\'s'
+            ' key does not change; to store the text under another key, add it as a new entry giving that key)']
+        assert engram.get("office").content == f"The office is in {'Munich' if content_edited else 'Berlin'}"
+        text = path.read_text(encoding="utf-8")
+        assert "work-site" not in text and "office" in text, text
+        assert syncer.sync().problems == []  # settled: the next pass has nothing to say

@@ -137,3 +137,26 @@ def test_a_documents_text_handed_over_as_a_path_is_named_not_an_os_error(tmp_pat
         assert refused.value.field == "path" and "File name too long" in str(refused.value), refused.value
         assert len(str(refused.value)) < 300 and "given as a str, not a Path" in str(refused.value)
         assert mem.import_from(long).imported == 200  # the same text as a str is the document
+
+
+def test_a_clawless_file_engram_shared_between_agents_imports_each_line_into_its_agents_history(
+        isolated_home: Path, tmp_path: Path) -> None:
+    # A conversation-history.jsonl written by engram's jsonl history for several agents names each
+    # line's agent. Imported as the default agent, alice's exchange joined the default agent's
+    # history, where the default agent (and every token of it) read alice's words.
+    source = tmp_path / "clawless"
+    source.mkdir()
+    lines = [{"userMessage": "I live in Lyon", "botResponse": "Lovely", "chatId": "42", "platform": "telegram",
+              "timestamp": "2026-02-10T08:15:00.000Z"},
+             {"userMessage": "Alice secret: the hint is giraffe", "botResponse": "Noted", "chatId": "42",
+              "platform": "telegram", "timestamp": "2026-02-10T08:16:00.000Z", "agent": "alice"}]
+    (source / "conversation-history.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    with Engram.from_settings(embeddings={"provider": "none"}) as mem:
+        summary = mem.import_from(source, "clawless")
+        assert summary.messages_imported == 4
+        assert [m.content for m in mem.history.all("telegram:42")] == ["I live in Lyon", "Lovely"]
+    with Engram.from_settings(embeddings={"provider": "none"}, agent="alice") as alice:
+        assert [m.content for m in alice.history.all("telegram:42")] == ["Alice secret: the hint is giraffe", "Noted"]
+    with Engram.from_settings(embeddings={"provider": "none"}, agent="bob") as bob:  # into one agent: all its own
+        assert bob.import_from(source, "clawless", keep_agents=False).messages_imported == 4
+        assert bob.history.count("telegram:42") == 4

@@ -458,3 +458,35 @@ def test_a_key_typed_with_bytes_that_are_not_utf8_is_refused_naming_it(tmp_path:
         assert refused.stderr.startswith('error: key: contains a lone surrogate ("\\udcff")'), refused.stderr
     listed = json.loads(run(tmp_path, "--json", "history", "list").stdout)
     assert listed == [{"key": "web:1", "messages": 1}], listed
+
+
+def test_history_recall_with_semantic_recall_off_says_so(tmp_path: Path) -> None:
+    # Clawless's troubleshooting ("No semantic recap appears: verify CONVERSATION_SEMANTIC_RECALL_ENABLED")
+    # was answered "no earlier exchange like it", as if the exchanges had been searched.
+    with Engram.from_settings(home=tmp_path) as engram:
+        engram.history.append("telegram:42", "user", "My dog is called Biscuit")
+        engram.history.append("telegram:42", "assistant", "Biscuit is a lovely name.")
+    for env in ({"CONVERSATION_SEMANTIC_RECALL_ENABLED": "false"}, {"ENGRAM_EMBEDDINGS__PROVIDER": "none"}):
+        said = run(tmp_path, "history", "recall", "what is my dog called", env_extra=env)
+        assert said.returncode == 0 and said.stdout == "", said.stderr
+        assert said.stderr.strip() == ("no earlier exchange like it: semantic recall is off (history.semantic = false,"
+                                       " or no embedding model: embeddings.provider = none)"), said.stderr
+    found = run(tmp_path, "history", "recall", "what is my dog called")
+    assert "Biscuit" in found.stdout, found.stderr
+
+
+def test_a_transcript_written_without_index_still_marks_the_turns_indexed(tmp_path: Path) -> None:
+    # Automatic indexing wrote "[Indexed: ...]" under the turn it stored; `history transcript KEY`
+    # (without --index) then rewrote the same file without it, as if no turn were a memory.
+    (tmp_path / "config.toml").write_text("[history]\ntranscript_auto_index = true\n")
+    assert run(tmp_path, "history", "append", "cli:trip", "Which train goes from Lyon to Turin on Sunday?").returncode == 0
+    assert run(tmp_path, "history", "append", "cli:trip", "--role", "assistant",
+               "The 10:04 TGV via Chambéry, arriving at 14:30.").returncode == 0
+    assert run(tmp_path, "history", "append", "cli:trip", "thanks").returncode == 0
+    assert run(tmp_path, "history", "append", "cli:trip", "--role", "assistant", "you're welcome").returncode == 0
+    path = tmp_path / "transcripts" / "default" / "cli_trip.md"
+    automatic = path.read_text(encoding="utf-8")
+    assert automatic.count("[Indexed: ") == 1, automatic  # the thanks are not a memory
+    written = run(tmp_path, "history", "transcript", "cli:trip")
+    assert written.returncode == 0, written.stderr
+    assert path.read_text(encoding="utf-8") == automatic

@@ -239,3 +239,23 @@ def test_an_address_no_socket_takes_exits_2_naming_the_option_and_listens_nowher
     assert done.returncode == 4 and "server.port: 70000 is out of range" in done.stderr, done.stderr
     assert "ENGRAM_SERVER__PORT" in done.stderr
     assert not isolated_home.exists()  # nothing made
+
+
+def test_an_address_taken_or_not_of_this_machine_exits_2_naming_the_option(isolated_home: Path) -> None:
+    # A port another program listens on came out as "internal error: OSError: [Errno 98] Address
+    # already in use", and a host that is no name as "internal error: gaierror: ...".
+    import socket
+
+    env = {**os.environ, "ENGRAM_HOME": str(isolated_home), "ENGRAM_EMBEDDINGS__PROVIDER": "none"}
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        for args, said in (
+            (("--port", str(port)), f"error: --port: 127.0.0.1:{port} is in use by another program (allowed: "),
+            (("--host", "no-such-host.invalid", "--port", "0"), 'error: --host: "no-such-host.invalid" is no address '),
+        ):
+            done = subprocess.run([sys.executable, "-m", "engram", "serve", *args], env=env, capture_output=True,
+                                  text=True, timeout=60)
+            assert done.returncode == 2 and done.stdout == "", (args, done.stderr)
+            assert done.stderr.startswith(said) and len(done.stderr.strip().splitlines()) == 1, done.stderr

@@ -139,6 +139,8 @@ def test_turns_are_indexed_as_they_end_above_the_importance_threshold(tmp_path: 
 
     transcript = transcript_path(tmp_path / "transcripts", key, agent="default").read_text()
     assert "## Turn 2" in transcript and "[Indexed: Which database should the billing service" in transcript
+    # The header names the session as the user wrote it, not as the history stores it ("cli:sess_123:").
+    assert transcript.startswith("# Session Transcript: cli:sess_123\n"), transcript.splitlines()[0]
 
 
 def test_clawcode_session_folders_are_read_and_written(isolated_home: Path, monkeypatch) -> None:

@@ -49,6 +49,53 @@ def test_reads_lines_written_by_clawless(tmp_path: Path) -> None:
     assert store.count("telegram:123") == 3
 
 
+def test_a_file_saved_with_a_byte_order_mark_keeps_its_first_line(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # A history file saved by a Windows editor ("UTF-8 with BOM", CRLF) lost its first exchange:
+    # the mark made line 1 no JSON, skipped with a warning at every read. `engram import` read it.
+    path = tmp_path / "conversation-history.jsonl"
+    first = json.dumps({"userMessage": "my dog is Rex", "botResponse": "nice", "chatId": "42", "platform": "telegram",
+                        "timestamp": "2026-02-09T10:30:00.000Z"})
+    path.write_bytes(("\ufeff" + first + "\r\n").encode("utf-8"))
+    store = JsonlHistoryStore(path)
+    with caplog.at_level(logging.WARNING):
+        assert [m.content for m in store.get_all("telegram:42")] == ["my dog is Rex", "nice"]
+        exchange(store, "telegram:42", 1)
+        assert store.count("telegram:42") == 4
+    assert caplog.records == []
+    assert path.read_text("utf-8-sig").startswith(first)  # the line itself is kept as it was
+
+
+def test_exchanges_another_program_appends_are_recalled_by_meaning_without_a_restart(tmp_path: Path) -> None:
+    # Clawless and engram sharing conversation-history.jsonl: the lines Clawless appended while an
+    # engram server ran were in its history but not recalled by meaning until engram started again.
+    from engram.history.semantic import ExchangeIndex
+    from engram.history.service import History
+    from tests.unit.fakes import HashedBagOfWords
+
+    path = tmp_path / "conversation-history.jsonl"
+    clawless = [{"userMessage": "I live in Lyon", "botResponse": "Lovely city", "chatId": "42", "platform": "telegram",
+                 "timestamp": "2026-02-10T08:15:00.000Z"},
+                {"userMessage": "My dog is called Rex", "botResponse": "Great name", "chatId": "42",
+                 "platform": "telegram", "timestamp": "2026-02-10T08:20:00.000Z"}]
+    path.write_text(json.dumps(clawless[0]) + "\n", encoding="utf-8")
+    store = JsonlHistoryStore(path)
+    index = ExchangeIndex.open(tmp_path / "index.db", HashedBagOfWords())
+    index.warm(store)  # as engram does when it opens
+    history = History(store, semantic=index, trims=False)
+    try:
+        assert [e.user for e in history.semantic_recall("where do I live", top_k=5).exchanges] == ["I live in Lyon"]
+        with path.open("a", encoding="utf-8") as handle:  # Clawless appends, engram still running
+            handle.write(json.dumps(clawless[1]) + "\n")
+        found = history.semantic_recall("what is my dog called", top_k=1).exchanges
+        assert [e.user for e in found] == ["My dog is called Rex"]
+        history.append("telegram:42", "user", "and my cat?")  # engram's own writes are indexed as ever
+        history.append("telegram:42", "assistant", "Tom")
+        assert index.count() == 3
+    finally:
+        history.close()
+        index.close()
+
+
 def test_fifo_rotation_keeps_the_newest_entries(tmp_path: Path) -> None:
     store = JsonlHistoryStore(tmp_path / "h.jsonl", max_entries=5)
     for n in range(12):

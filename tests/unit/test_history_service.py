@@ -156,6 +156,28 @@ def test_exchanges_are_indexed_and_recalled_by_chat_in_order(store: SqliteHistor
     assert everywhere.exchanges[0].conversation == "slack:C1"
 
 
+def test_a_recap_over_its_budget_keeps_the_closest_exchanges_not_the_newest(store: SqliteHistoryStore) -> None:
+    # Clawless's CONVERSATION_HISTORY_MAX_TOTAL_CHARS bounds the recap. Semantic recall filled it from
+    # the newest exchange back, so the one the question was about, being older, was left out of the
+    # recap (still in the entries) while the newest, least related ones were shown.
+    index = ExchangeIndex(store.db, HashedBagOfWords(), max_entries=1000, max_recap_chars=220)
+    history = History(store, semantic=index)
+    talk = [("my dog is called Rex", "Rex is a great name for a dog"),
+            ("how do I bake sourdough bread", "feed the starter, then bake it hot"),
+            ("which train goes to Lyon", "the TGV from Paris goes to Lyon"),
+            ("what should I plant in spring", "peas and lettuce in early spring")]
+    for t, (question, answer) in enumerate(talk):
+        history.append(KEY, "user", question, created_at=100.0 + t)
+        history.append(KEY, "assistant", answer, created_at=100.5 + t)
+    found = history.semantic_recall("what is my dog called", key=KEY, top_k=4)
+    assert len(found.exchanges) == 4  # every hit is listed; the recap holds what fits
+    assert found.exchanges[0].user == "my dog is called Rex"
+    assert "my dog is called Rex" in found.recap, found.recap
+    assert len(found.recap) <= 220 and "spring" not in found.recap  # the budget still holds
+    shown = [e.user for e in found.exchanges if e.user in found.recap]
+    assert [e.user for e in found.exchanges if e.user in shown] == shown  # oldest first, as Clawless gives them
+
+
 def test_recalled_exchanges_show_keys_as_written_and_name_their_rows_when_handed_back(store: SqliteHistoryStore) -> None:
     """A recalled exchange names its conversation as ``conversations()`` lists it (``telegram:42``,
     not the stored ``telegram:42:``); handed back to the index or the history it is the same one."""

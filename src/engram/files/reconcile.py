@@ -38,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from engram import snapshot
+from engram import jsondoc, snapshot
 from engram.errors import EngramError, ValidationError
 from engram.model import Memory, Scope
 
@@ -285,6 +285,13 @@ def _settle(
             report.problems += lost
             files.docs[rel].replace(entry_id, from_memory(memory))
             files.dirty.add(rel)
+        if entry.key is not None and entry.key != memory.key and memory.id not in database.moved:
+            # A key is the database's too (a memory's key never changes): typed into the entry of a
+            # memory it holds, it was left in the file unsaid, the two sides disagreeing at every pass.
+            # (An entry moved where its key was taken has a new one, said by the move's own note.)
+            report.problems.append(Problem(rel, entry.line, _key_put_back(entry_id, entry.key, memory.key)))
+            files.docs[rel].replace(entry_id, from_memory(memory))
+            files.dirty.add(rel)
         if redated is not None:
             report.problems.append(Problem(rel, entry.line, redated))
             files.docs[rel].replace(entry_id, from_memory(memory))
@@ -392,6 +399,12 @@ def _show_as_stored(files: ScopeFiles, rel: str, entry: Entry, memory: Memory, r
         files.docs[rel].replace(memory.id, replace(from_memory(memory), links=entry.links))
         files.dirty.add(rel)
         report.files_updated += 1
+
+
+def _key_put_back(entry_id: str, written: str, stored: str) -> str:
+    return (f"entry {entry_id}: key {jsondoc.shown(written)} is not the database's and is put back as"
+            f" {jsondoc.shown(stored)} (a memory's key does not change; to store the text under another key,"
+            " add it as a new entry giving that key)")
 
 
 def _retimed(entry: Entry, report: SyncReport, rel: str) -> bool:

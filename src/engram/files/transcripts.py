@@ -145,9 +145,11 @@ def label(turn: Turn, limit: int = 80) -> str:
 
 
 def render(session: str, messages: Sequence[Message], indexed: dict[int, str] | None = None) -> str:
-    """The transcript markdown; ``indexed`` maps turn numbers to their ``[Indexed: …]`` labels."""
+    """The transcript markdown; ``indexed`` maps turn numbers to their ``[Indexed: …]`` labels.
+    The header names the session as users write it (``turn_session``): automatic indexing has the
+    stored key (``cli:sess_123:``), ``history transcript`` the key as typed, and both write one file."""
     all_turns = turns(messages)
-    out = [f"# Session Transcript: {session}"]
+    out = [f"# Session Transcript: {turn_session(session)}"]
     if messages:  # a conversation with no messages (yet, or compacted away) has no start to state
         out.append(f"Started: {iso(messages[0].created_at)}")
     out.append("")
@@ -398,7 +400,23 @@ def index_and_write(
     """Index the substantive turns (importance >= ``threshold``) into ``engram``'s agent's memory,
     then write that agent's transcript with their ``[Indexed: …]`` markers."""
     indexed = index(engram, session, messages, threshold=threshold)
-    return write(folder, session, messages, indexed, agent=agent_of(engram))
+    return write(folder, session, messages, {**already_indexed(engram, session, messages), **indexed},
+                 agent=agent_of(engram))
+
+
+def write_as_indexed(engram: Engram, folder: Path, session: str, messages: Sequence[Message]) -> Path:
+    """Write ``engram``'s agent's transcript, indexing nothing: the turns already indexed (by
+    automatic indexing or an earlier ``--index``) keep their ``[Indexed: …]`` markers, which the
+    file dropped when written without them."""
+    return write(folder, session, messages, already_indexed(engram, session, messages), agent=agent_of(engram))
+
+
+def already_indexed(engram: Engram, session: str, messages: Sequence[Message]) -> dict[int, str]:
+    """{turn number in ``messages``: label} of the turns a memory of ``engram``'s agent holds."""
+    all_turns = turns(messages)
+    numbers = _TurnNumbers(engram, _spellings(session))
+    return {turn.number: label(turn) for turn, place in zip(all_turns, identities(all_turns), strict=True)
+            if numbers.held(turn, place)}
 
 
 class _TurnNumbers:

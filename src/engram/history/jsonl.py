@@ -167,6 +167,15 @@ class JsonlHistoryStore:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
                 handle.close()
 
+    def file_signature(self) -> tuple[int, int, int] | None:
+        """The file as it stands (inode, size, modification time; None when there is none): how a
+        history sharing it tells that another program, Clawless, wrote to it since (``History``)."""
+        try:
+            stat = self.path.stat()
+        except OSError:
+            return None
+        return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
     def _read(self) -> tuple[list[_Line], bool]:
         """Every line of the file, and whether the file ends with a newline (or is empty).
 
@@ -185,7 +194,9 @@ class JsonlHistoryStore:
             return list(self._cache[1]), self._cache[2]
         signature = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
         lines = []
-        for number, text in enumerate(jsondoc.lines(raw), start=1):
+        # A byte order mark (a Windows editor's "UTF-8 with BOM") is no part of the first line's JSON:
+        # left on, that line was unreadable and its exchange skipped.
+        for number, text in enumerate(jsondoc.lines(raw.removeprefix("\ufeff")), start=1):
             if not text.strip():
                 continue
             line = _parse_line(text)

@@ -2,13 +2,14 @@
 
 An exchange is a user message and the assistant's final answer to it (tool traffic in between
 is left out). A recap lists exchanges oldest first and never exceeds its character budget: the
-most recent exchanges that fit are kept, each shortened when one alone is too long.
+most recent exchanges that fit are kept (``format_recap``), or, for exchanges recalled by meaning,
+the closest to the question (``format_ranked_recap``); the first one alone too long is shortened.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from engram.model import Exchange, Message, Role
 from engram.text import strip_memory_context
@@ -46,18 +47,32 @@ def _entry(exchange: Exchange, limit: int | None = None) -> str:
 
 def format_recap(exchanges: Sequence[Exchange], max_chars: int) -> str:
     """A recap block of the newest exchanges that fit in ``max_chars``, oldest first; "" if none."""
+    return _recap(exchanges, reversed(range(len(exchanges))), max_chars)
+
+
+def format_ranked_recap(hits: Sequence[tuple[Exchange, float]], max_chars: int) -> str:
+    """A recap block of recalled exchanges (oldest first, each with its score): those that fit in
+    ``max_chars``, the closest taken first, shown in their order; "" if none. Filled from the newest,
+    an older exchange the question was about was left out for newer ones that were not."""
+    closest = sorted(range(len(hits)), key=lambda i: -hits[i][1])  # stable: a tie takes the older first
+    return _recap([exchange for exchange, _ in hits], closest, max_chars)
+
+
+def _recap(exchanges: Sequence[Exchange], preferred: Iterable[int], max_chars: int) -> str:
+    """The recap of ``exchanges`` taken in the order of the positions ``preferred`` while they fit,
+    shown in their own order."""
     frame = len(RECAP_OPEN) + len(RECAP_CLOSE) + 2
     budget = max_chars - frame
     if not exchanges or budget <= 0:
         return ""
-    chosen: list[str] = []
-    for exchange in reversed(exchanges):
-        entry = _entry(exchange)
+    chosen: dict[int, str] = {}
+    for position in preferred:
+        entry = _entry(exchanges[position])
         cost = len(entry) + 1
         if cost > budget:
-            if not chosen:  # the newest exchange alone is too long: shorten it rather than show nothing
-                chosen.append(_entry(exchange, budget - 1))
+            if not chosen:  # the first exchange alone is too long: shorten it rather than show nothing
+                chosen[position] = _entry(exchanges[position], budget - 1)
             break
-        chosen.append(entry)
+        chosen[position] = entry
         budget -= cost
-    return "\n".join([RECAP_OPEN, *reversed(chosen), RECAP_CLOSE])
+    return "\n".join([RECAP_OPEN, *(chosen[position] for position in sorted(chosen)), RECAP_CLOSE])

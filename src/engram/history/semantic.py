@@ -35,7 +35,7 @@ from engram.db.sqlite import Database
 from engram.errors import DimensionError, ValidationError
 from engram.history.base import DEFAULT_AGENT, MAX_POSITION, HistoryStore, check_agent
 from engram.history.keys import key_or_chat, normal_key, parse_conversation_key, shown_key
-from engram.history.recap import format_recap, pair_exchanges
+from engram.history.recap import format_ranked_recap, pair_exchanges
 from engram.model import Exchange, parse_integer
 from engram.store.vectors import parse_identity_dims, unit
 
@@ -235,7 +235,7 @@ class ExchangeIndex:
             query_vector = self._query_vector(query)
             nearest = self._nearest(key, query_vector, top_k)
             hits = sorted(((_recalled(row), float(row[4])) for row in nearest), key=lambda h: h[0].at)
-            return SemanticRecall(tuple(hits), format_recap([e for e, _ in hits], self.max_recap_chars))
+            return SemanticRecall(tuple(hits), format_ranked_recap(hits, self.max_recap_chars))
         rows = self._candidates(key)
         if chat is not None:  # a plain chat id (Clawless): that chat on any channel; rows are bounded
             rows = [row for row in rows if parse_conversation_key(row[0]).chat == chat]
@@ -246,7 +246,7 @@ class ExchangeIndex:
         scores = matrix @ query_vector
         best = np.argsort(-scores, kind="stable")[:top_k]
         hits = sorted(((_recalled(rows[i]), float(scores[i])) for i in best), key=lambda h: h[0].at)
-        return SemanticRecall(tuple(hits), format_recap([e for e, _ in hits], self.max_recap_chars))
+        return SemanticRecall(tuple(hits), format_ranked_recap(hits, self.max_recap_chars))
 
     def _query_vector(self, query: str) -> np.ndarray:
         vector = unit(np.asarray(self.embedder.embed_query(query), dtype=np.float32))

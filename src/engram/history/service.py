@@ -55,6 +55,8 @@ log = logging.getLogger("engram.history")
 SUMMARY_HEADING = "[Conversation summary]"
 # What a door says when an append was not stored, in the setting's own words.
 HISTORY_OFF = "conversation history is off (history.enabled = false)"
+# Why semantic recall finds nothing whatever it is asked: no exchange index (``History.semantic``).
+SEMANTIC_OFF = "semantic recall is off (history.semantic = false, or no embedding model: embeddings.provider = none)"
 # What a message given to ``append_many`` as a mapping may hold: ``append``'s arguments.
 _MESSAGE_FIELDS = ("role", "content", "tool_calls", "tool_call_id", "metadata", "created_at")
 
@@ -139,6 +141,7 @@ class History:
         self.undo_hook: Callable[[str, list[Message], list[Message]], None] | None = None
         self._on_close: list[Callable[[], None]] = []
         self._after_close: list[Callable[[], None]] = [on_close] if on_close is not None else []
+        self._indexed_file: object = None  # the shared file as its exchanges were last indexed (``_catch_up``)
 
     def _live_store(self) -> HistoryStore:
         """The backend, refused once this history (or the one it was made from) is closed, as the
@@ -531,7 +534,24 @@ class History:
         self._live_store()  # refused once closed, as every read is (the semantic store closes with it)
         if self.semantic is None:
             return self._recalled(SemanticRecall((), ""))
+        self._catch_up()
         return self._recalled(self.semantic.recall(query, conversation=key, top_k=top_k))
+
+    def _catch_up(self) -> None:
+        """Index the exchanges another program wrote into a file this history shares (Clawless
+        appending to the JSONL file engram reads) since it was last indexed: engram indexes its own
+        as it writes them, and the others were indexed only when engram next started. A store that
+        cannot tell (no ``file_signature``: a database only engram writes) has nothing to catch up."""
+        signature = getattr(self.store, "file_signature", None)
+        now = signature() if signature is not None else None
+        if now is None or now == self._indexed_file:
+            return
+        try:
+            self.semantic.warm(self.store)  # type: ignore[union-attr]  (only exchanges not indexed are embedded)
+        except EngramError as exc:  # recall answers from what is indexed; the next one tries again
+            log.warning("exchanges written to the history file by another program not indexed (%s)", exc)
+            return
+        self._indexed_file = now
 
     def _recalled(self, recalled: SemanticRecall) -> SemanticRecall:
         self._empty(recalled.hits)

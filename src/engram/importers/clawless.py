@@ -42,6 +42,7 @@ from engram.importers.base import (
     optional_text,
     timestamp,
 )
+from engram.model import make_scope
 
 KIND = "clawless"
 HISTORY = "conversation-history.jsonl"
@@ -108,8 +109,16 @@ def _history(text: str, name: str) -> list[HistoryEntry]:
         if at is None:
             raise fail(f"{where}.timestamp", "is missing", "an ISO 8601 time or epoch milliseconds")
         meta = {"clawless": {"chatId": chat, "platform": platform, **place}}
+        # A line engram's jsonl history wrote names its agent: the exchange is that agent's, not the
+        # importing agent's (which read another agent's words). Clawless's own lines name none.
+        agent = optional_text(item.get("agent"), f"{where}.agent")
+        if agent is not None:
+            try:
+                make_scope(agent, None)
+            except ValidationError as exc:
+                raise fail(f"{where}.agent", exc.problem, exc.allowed) from None
         for role, field_name in (("user", "userMessage"), ("assistant", "botResponse")):
             said, spelt = field(item, field_name)
             entries.append(HistoryEntry(where, key, role, content_text(said, f"{where}.{spelt}"), at, meta,
-                                        fields={"content": f".{spelt}", "created_at": ".timestamp"}))
+                                        agent=agent, fields={"content": f".{spelt}", "created_at": ".timestamp"}))
     return entries

@@ -250,7 +250,7 @@ def transcript(
     messages = engram.history.all(key)
     threshold = settings.history.transcript_importance_threshold
     path = (transcripts.index_and_write(engram, folder, key, messages, threshold=threshold) if index
-            else transcripts.write(folder, key, messages, agent=engram.history.agent))
+            else transcripts.write_as_indexed(engram, folder, key, messages))
     note_written_on_request(settings, [path])  # asked for: not a plain copy to warn about at each start
     if st.as_json:
         render.emit_json({"key": key, "path": str(path), "messages": len(messages), "indexed": index})
@@ -282,9 +282,10 @@ def recall(
     elif found["recap"]:
         render.console.print(found["recap"], markup=False, highlight=False, soft_wrap=True)
     else:  # on standard error, as `history show` says it has no messages: stdout holds results alone
-        from engram.history.service import HISTORY_OFF
+        from engram.history.service import HISTORY_OFF, SEMANTIC_OFF
 
-        render.note_line("no earlier exchange like it" + ("" if engram.history.enabled else f": {HISTORY_OFF}"))
+        why = HISTORY_OFF if not engram.history.enabled else SEMANTIC_OFF if engram.history.semantic is None else None
+        render.note_line("no earlier exchange like it" + (f": {why}" if why else ""))
 
 
 def register(app: typer.Typer) -> None:

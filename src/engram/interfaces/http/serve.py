@@ -3,27 +3,55 @@ address is the real one). Used by ``engram serve`` and by tests that need a real
 
 from __future__ import annotations
 
+import errno
 import socket
 import threading
 import time
 from typing import TYPE_CHECKING, Any
+
+from engram import jsondoc
+from engram.errors import ValidationError
 
 if TYPE_CHECKING:  # uvicorn is imported when the server is made: binding the socket comes first
     import uvicorn
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A listening TCP socket; raises ``OSError`` when the address is taken."""
+    """A listening TCP socket. Raises ``ValidationError`` naming ``port`` when another program
+    listens there (or it needs privileges) and ``host`` when it is no address of this machine:
+    they reached the user as "internal error: OSError: [Errno 98] Address already in use"."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP named, not left 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on
     # connections whose protocol says TCP, and with it on, a keep-alive client waited ~40 ms for
     # each response (Nagle holding the body for the client's delayed ACK of the headers).
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(128)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise _refused(host, port, exc) from None
     sock.set_inheritable(True)
     return sock
+
+
+_HOSTS = "127.0.0.1 (this machine only), 0.0.0.0 / :: for every interface, or a name or address of this machine"
+
+
+def _refused(host: str, port: int, exc: OSError) -> OSError | ValidationError:
+    """What a failed ``bind`` says: the field at fault, or the ``OSError`` itself when neither is."""
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    if isinstance(exc, socket.gaierror):
+        return ValidationError("host", f"{jsondoc.shown(host)} is no address ({exc.strerror})", _HOSTS)
+    if exc.errno == errno.EADDRINUSE:
+        return ValidationError("port", f"{where} is in use by another program", "another port, or 0 to pick a free one")
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return ValidationError("host", f"{jsondoc.shown(host)} is not an address of this machine", _HOSTS)
+    if exc.errno == errno.EACCES:
+        return ValidationError("port", f"{where}: permission denied (a port below 1024 needs privileges)",
+                               "a port from 1024 to 65535, or 0 to pick a free one")
+    return exc
 
 
 def address(sock: socket.socket) -> str:
