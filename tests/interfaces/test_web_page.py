@@ -925,3 +925,31 @@ def test_a_memory_with_more_links_and_superseded_memories_than_listed_says_how_m
     wait.until(lambda d: [a.text for a in d.find_elements(By.CSS_SELECTOR, "#d-links a")] == ["bed-00"])
     assert not browser.find_element(By.ID, "d-links-note").is_displayed()
     assert not browser.find_element(By.ID, "d-supersedes-note").is_displayed()
+
+
+def test_stored_line_breaks_and_runs_of_spaces_show_on_the_page_as_stored(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    # HTML folds a line break or a run of spaces into one space: a list, a detail or a version
+    # would show a different text than the one stored (and than the CLI and the edit box show).
+    content, key = "Shopping:\n- eggs\n-  milk   (two)", "list  of  two"
+    memory = served.engram.for_agent("alice").remember(content, key=key).memory
+    wait = _open(browser, served)
+    row = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, f'tr.mem-row[data-id="{memory.id}"]')))
+    assert row.find_element(By.CSS_SELECTOR, ".content").text == content
+    assert row.find_element(By.CSS_SELECTOR, ".key").text == key
+    row.click()
+    edit = wait.until(ec.visibility_of_element_located((By.ID, "edit-content")))
+    wait.until(ec.text_to_be_present_in_element((By.ID, "d-key"), "list"))
+    assert browser.find_element(By.ID, "d-key").text == key
+    edit.clear()
+    edit.send_keys("Shopping: done")
+    browser.find_element(By.ID, "save-btn").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "saved"))
+    wait.until(ec.text_to_be_present_in_element((By.ID, "versions"), "eggs"))
+    assert browser.find_element(By.CSS_SELECTOR, "#versions li .content").text == content
+    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="audit"]').click()
+    stored = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#audit li.event.stored details")))
+    stored.find_element(By.TAG_NAME, "summary").click()
+    assert stored.find_element(By.CSS_SELECTOR, "p").text == content
