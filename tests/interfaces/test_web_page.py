@@ -953,3 +953,28 @@ def test_stored_line_breaks_and_runs_of_spaces_show_on_the_page_as_stored(served
     stored = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#audit li.event.stored details")))
     stored.find_element(By.TAG_NAME, "summary").click()
     assert stored.find_element(By.CSS_SELECTOR, "p").text == content
+
+
+def test_a_memory_of_any_importance_is_edited_on_the_page(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    # The importance box stepped by 0.05: a memory stored at 0.333 (any door takes it) held a value
+    # the browser called invalid, and refused every save of that memory, whatever field was changed.
+    memory = served.engram.for_agent("alice").remember("Alice reads at night", key="reads", importance=0.333).memory
+    wait = _open(browser, served)
+    wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, f'tr.mem-row[data-id="{memory.id}"]'))).click()
+    content = wait.until(ec.visibility_of_element_located((By.ID, "edit-content")))
+    content.clear()
+    content.send_keys("Alice reads in the morning")
+    browser.find_element(By.ID, "save-btn").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "saved"))
+    with served.client(served.alice) as api:
+        got = api.get(f"/api/v1/memory/{memory.id}").json()
+        assert (got["content"], got["importance"]) == ("Alice reads in the morning", 0.333)
+    importance = browser.find_element(By.ID, "edit-importance")
+    importance.clear()
+    importance.send_keys("0.42")
+    browser.find_element(By.ID, "save-btn").click()
+    wait.until(lambda d: served.engram.for_agent("alice").get(memory.id).importance == 0.42)
+
