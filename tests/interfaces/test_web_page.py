@@ -978,3 +978,26 @@ def test_a_memory_of_any_importance_is_edited_on_the_page(served: Served, browse
     browser.find_element(By.ID, "save-btn").click()
     wait.until(lambda d: served.engram.for_agent("alice").get(memory.id).importance == 0.42)
 
+
+def test_a_server_that_does_not_answer_is_named_with_the_request_not_only_failed_to_fetch(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    # A stopped server (Ctrl-C while the page stays open) left the status at the browser's own
+    # "Failed to fetch": no word of what was asked, nor that no answer came.
+    served.engram.for_agent("alice").remember("Alice keeps bees", key="bees")
+    wait = _open(browser, served)
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.emulateNetworkConditions",
+                            {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    try:
+        browser.find_element(By.ID, "q").send_keys("bees")
+        browser.find_element(By.ID, "search-btn").click()
+        wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "no answer"))
+        status = browser.find_element(By.ID, "status")
+        assert status.get_attribute("class") == "error"
+        assert status.text.startswith("no answer from the server to GET /api/v1/memory/search"), status.text
+        assert "engram serve" in status.text, status.text
+    finally:
+        browser.execute_cdp_cmd("Network.emulateNetworkConditions",
+                                {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
