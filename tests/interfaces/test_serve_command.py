@@ -239,22 +239,3 @@ def test_an_address_no_socket_takes_exits_2_naming_the_option_and_listens_nowher
     assert done.returncode == 4 and "server.port: 70000 is out of range" in done.stderr, done.stderr
     assert "ENGRAM_SERVER__PORT" in done.stderr
     assert not isolated_home.exists()  # nothing made
-
-
-def test_a_port_another_program_listens_on_exits_2_naming_the_option(isolated_home: Path) -> None:
-    # A second `engram serve` on the default port came out as "internal error: OSError: [Errno 98]
-    # Address already in use", naming neither the port nor the way out.
-    import socket
-
-    env = {**os.environ, "ENGRAM_HOME": str(isolated_home)}
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen(1)
-        port = taken.getsockname()[1]
-        for args, flag in ((("serve", "--port", str(port)), "--port"), (("serve",), "--port")):
-            done = subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, text=True, timeout=60,
-                                  env={**env, "ENGRAM_SERVER__PORT": str(port)})
-            assert done.returncode == 2 and done.stdout == "", (args, done.stderr)
-            assert done.stderr.startswith(f"error: {flag}: 127.0.0.1:{port} is in use by another program (allowed: "), done.stderr
-            assert "0 picks a free port" in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
-    assert not isolated_home.exists()  # nothing made, no page token left behind

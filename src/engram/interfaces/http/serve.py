@@ -3,7 +3,6 @@ address is the real one). Used by ``engram serve`` and by tests that need a real
 
 from __future__ import annotations
 
-import errno
 import socket
 import threading
 import time
@@ -14,31 +13,15 @@ if TYPE_CHECKING:  # uvicorn is imported when the server is made: binding the so
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A listening TCP socket. Raises ``ValidationError`` naming ``port`` when another program
-    listens there (or the port is privileged), else ``host``: the OS's bare "Address already in
-    use" reached the user as an internal error, naming neither."""
-    from engram.errors import ValidationError
-
+    """A listening TCP socket; raises ``OSError`` when the address is taken."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP named, not left 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on
     # connections whose protocol says TCP, and with it on, a keep-alive client waited ~40 ms for
     # each response (Nagle holding the body for the client's delayed ACK of the headers).
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    try:
-        sock.bind((host, port))
-        sock.listen(128)
-    except OSError as exc:
-        sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise ValidationError("port", f"{where} is in use by another program",
-                                  "a free port; 0 picks a free port") from None
-        if exc.errno == errno.EACCES:
-            raise ValidationError("port", f"{where} needs privileges to listen on",
-                                  "a port from 1024 up; 0 picks a free port") from None
-        raise ValidationError("host", f"cannot listen on {where}: {exc.strerror or exc}",
-                              "an address of this machine: 127.0.0.1, or 0.0.0.0 / :: for every interface") from None
+    sock.bind((host, port))
+    sock.listen(128)
     sock.set_inheritable(True)
     return sock
 
