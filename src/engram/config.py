@@ -349,6 +349,16 @@ class Settings(BaseSettings):
     def _expand(cls, value: Path | None) -> Path | None:
         return None if value is None else value.expanduser()
 
+    @field_validator("home", mode="after")
+    @classmethod
+    def _a_folder(cls, value: Path) -> Path:
+        # A file named as the home (its memory.db, say) read as an empty store, and a write said the
+        # "folder" was not writable: whoever named it meant the folder that file is in.
+        if value.exists() and not value.is_dir():
+            raise ValueError(f"{value} is a file, not a folder (allowed: the folder engram keeps its files in, "
+                             "made when it does not exist)")
+        return value
+
     @field_validator("database_url", mode="after")
     @classmethod
     def _a_postgresql_database(cls, value: str | None) -> str | None:

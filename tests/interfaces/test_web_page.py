@@ -925,3 +925,79 @@ def test_a_memory_with_more_links_and_superseded_memories_than_listed_says_how_m
     wait.until(lambda d: [a.text for a in d.find_elements(By.CSS_SELECTOR, "#d-links a")] == ["bed-00"])
     assert not browser.find_element(By.ID, "d-links-note").is_displayed()
     assert not browser.find_element(By.ID, "d-supersedes-note").is_displayed()
+
+
+def test_stored_line_breaks_and_runs_of_spaces_show_on_the_page_as_stored(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    # HTML folds a line break or a run of spaces into one space: a list, a detail or a version
+    # would show a different text than the one stored (and than the CLI and the edit box show).
+    content, key = "Shopping:\n- eggs\n-  milk   (two)", "list  of  two"
+    memory = served.engram.for_agent("alice").remember(content, key=key).memory
+    wait = _open(browser, served)
+    row = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, f'tr.mem-row[data-id="{memory.id}"]')))
+    assert row.find_element(By.CSS_SELECTOR, ".content").text == content
+    assert row.find_element(By.CSS_SELECTOR, ".key").text == key
+    row.click()
+    edit = wait.until(ec.visibility_of_element_located((By.ID, "edit-content")))
+    wait.until(ec.text_to_be_present_in_element((By.ID, "d-key"), "list"))
+    assert browser.find_element(By.ID, "d-key").text == key
+    edit.clear()
+    edit.send_keys("Shopping: done")
+    browser.find_element(By.ID, "save-btn").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "saved"))
+    wait.until(ec.text_to_be_present_in_element((By.ID, "versions"), "eggs"))
+    assert browser.find_element(By.CSS_SELECTOR, "#versions li .content").text == content
+    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="audit"]').click()
+    stored = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#audit li.event.stored details")))
+    stored.find_element(By.TAG_NAME, "summary").click()
+    assert stored.find_element(By.CSS_SELECTOR, "p").text == content
+
+
+def test_a_memory_of_any_importance_is_edited_on_the_page(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    # The importance box stepped by 0.05: a memory stored at 0.333 (any door takes it) held a value
+    # the browser called invalid, and refused every save of that memory, whatever field was changed.
+    memory = served.engram.for_agent("alice").remember("Alice reads at night", key="reads", importance=0.333).memory
+    wait = _open(browser, served)
+    wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, f'tr.mem-row[data-id="{memory.id}"]'))).click()
+    content = wait.until(ec.visibility_of_element_located((By.ID, "edit-content")))
+    content.clear()
+    content.send_keys("Alice reads in the morning")
+    browser.find_element(By.ID, "save-btn").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "saved"))
+    with served.client(served.alice) as api:
+        got = api.get(f"/api/v1/memory/{memory.id}").json()
+        assert (got["content"], got["importance"]) == ("Alice reads in the morning", 0.333)
+    importance = browser.find_element(By.ID, "edit-importance")
+    importance.clear()
+    importance.send_keys("0.42")
+    browser.find_element(By.ID, "save-btn").click()
+    wait.until(lambda d: served.engram.for_agent("alice").get(memory.id).importance == 0.42)
+
+
+def test_a_server_that_does_not_answer_is_named_with_the_request_not_only_failed_to_fetch(served: Served, browser) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    # A stopped server (Ctrl-C while the page stays open) left the status at the browser's own
+    # "Failed to fetch": no word of what was asked, nor that no answer came.
+    served.engram.for_agent("alice").remember("Alice keeps bees", key="bees")
+    wait = _open(browser, served)
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.emulateNetworkConditions",
+                            {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    try:
+        browser.find_element(By.ID, "q").send_keys("bees")
+        browser.find_element(By.ID, "search-btn").click()
+        wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "no answer"))
+        status = browser.find_element(By.ID, "status")
+        assert status.get_attribute("class") == "error"
+        assert status.text.startswith("no answer from the server to GET /api/v1/memory/search"), status.text
+        assert "engram serve" in status.text, status.text
+    finally:
+        browser.execute_cdp_cmd("Network.emulateNetworkConditions",
+                                {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})

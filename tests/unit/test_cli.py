@@ -458,6 +458,28 @@ def test_an_empty_home_is_refused_naming_the_option_before_anything_is_made(tmp_
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
+def test_a_home_that_is_a_file_is_refused_naming_it_and_the_file_is_left_as_it_was(tmp_path: Path) -> None:
+    # `--home ~/.engram/memory.db` (the database named for its folder) read as an empty store: exit 0,
+    # "0" memories; a write said the home was "not writable", to check the folder's permissions.
+    from engram.config import load_settings
+    from engram.errors import ConfigError
+
+    database = tmp_path / "memory.db"
+    database.write_bytes(b"SQLite format 3\x00 and the rest")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env["HOME"] = str(tmp_path / "user")
+    for args in (("--json", "count"), ("list",), ("remember", "kept where?")):
+        done = subprocess.run([sys.executable, "-m", "engram", "--home", str(database), *args], capture_output=True,
+                              text=True, env=env, timeout=120)
+        assert done.returncode == 4, (done.stdout, done.stderr)
+        assert done.stdout == ""
+        assert f"home: {database} is a file, not a folder (allowed: " in done.stderr, done.stderr
+    assert database.read_bytes() == b"SQLite format 3\x00 and the rest"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["memory.db"]
+    with pytest.raises(ConfigError, match="home: .* is a file, not a folder"):
+        load_settings(home=database)
+
+
 @pytest.mark.parametrize("blank", ["", "  "])
 @pytest.mark.parametrize("args", [("--config", "{}", "--json", "count"),
                                   ("mcp", "--config", "{}", "install", "-c", "claude", "--print"),

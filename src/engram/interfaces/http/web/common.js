@@ -13,13 +13,18 @@ export function status(text, isError) {
 export async function api(method, path, body) {
   const opts = { method, headers: { "Authorization": "Bearer " + session.token } };
   if (body !== undefined) { opts.headers["Content-Type"] = "application/json"; opts.body = JSON.stringify(body); }
-  const res = await fetch(path, opts);
+  const asked = `${method} ${new URL(path, location.href).pathname}`;
+  let res;
+  try { res = await fetch(path, opts); } catch (e) {
+    // No answer at all (the server stopped, the network gone): the browser says only "Failed to fetch".
+    const err = new Error(`no answer from the server to ${asked} (${e.message}): is engram serve still running?`);
+    err.status = 0; throw err;
+  }
   const data = res.headers.get("content-type")?.includes("json") ? await res.json() : await res.text();
   if (!res.ok) {
     // An answer with no detail (a proxy's, a crash's) still says its status and what was asked:
     // HTTP/2 has no reason phrase, so statusText alone is often empty.
     const said = [res.status, res.statusText].filter(Boolean).join(" ");
-    const asked = `${method} ${new URL(path, location.href).pathname}`;
     const err = new Error((data && (data.detail || data.title)) || `HTTP ${said} on ${asked} (no detail given)`);
     err.status = res.status; throw err;
   }

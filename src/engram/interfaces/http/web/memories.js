@@ -124,7 +124,7 @@ export async function show(id) {
     }));
     if (!older.supersedes.length) $("#d-supersedes").replaceChildren(el("li", "none", "muted"));
     $("#versions").replaceChildren(...versions.versions.map((v) => {
-      const li = el("li"); li.append(el("span", when(v.replaced_at) + " ", "muted"), el("span", v.content)); return li;
+      const li = el("li"); li.append(el("span", when(v.replaced_at) + " ", "muted"), el("span", v.content, "content")); return li;
     }));
     if (!versions.versions.length) $("#versions").replaceChildren(el("li", "none", "muted"));
     for (const tr of document.querySelectorAll("tr.mem-row")) tr.classList.toggle("selected", tr.dataset.id === m.id);
