@@ -277,11 +277,18 @@ def migration_target(settings: Settings, to: str | None) -> str:
     configured ``database_url`` (``ENGRAM_DATABASE_URL``, the config file), the database engram uses
     once the copy is done. A copy only ever goes from SQLite into PostgreSQL, so the setting names
     no other direction. Raises ``ValidationError`` (field ``--to``) when neither names one."""
+    from engram.db.pg_settings import DSN_ALLOWED, dsn_problem
     from engram.errors import ValidationError
 
     if to is not None:
         if not to.strip():  # `--to "$URL"` with the variable unset: not the configured database unsaid
             raise ValidationError("--to", "empty", "a PostgreSQL URL: postgresql://user:password@host/db")
+        # Refused before anything is opened, as database_url is: a SQLite file given here (a copy
+        # back, which migrate does not make) was handed to libpq and came back as its "missing '='
+        # after ... in connection info string", exit 1, naming no option.
+        problem = dsn_problem(to)
+        if problem:
+            raise ValidationError("--to", f"{problem}: a copy only goes from SQLite into PostgreSQL", DSN_ALLOWED)
         return to
     if settings.database_url:
         return settings.database_url

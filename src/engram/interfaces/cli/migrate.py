@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from engram.errors import ValidationError
 from engram.interfaces.cli import parsing, render
 from engram.interfaces.cli.render import emit_json
 from engram.interfaces.cli.state import state
@@ -37,6 +38,11 @@ def migrate(
     cli = state(ctx)
     # Read as text (``parsing.path_option``, as --home and --config): typer made an empty --from the Path of ".".
     source = parsing.path_option(source_text, "--from", "engram's SQLite file to copy; leave --from out for the configured one")
+    if source_text is not None and "://" in source_text:
+        # A database URL (a copy out of PostgreSQL, which migrate does not make) was read as a path and
+        # echoed back, password included, as "postgresql:/user:secret@host/db does not exist".
+        raise ValidationError("--from", "is a database URL, not a file: a copy only goes from SQLite into PostgreSQL",
+                              "a path to engram's SQLite file to copy")
     if source is not None:  # named by the option typed (exit 2), as import's path: the copy's own check names no option
         parsing.existing_path("--from", source, "engram's SQLite file to copy", stdin=False)
     settings = cli.settings()
