@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from engram import jsondoc
-from engram.db import transfer_audit, transfer_overlap, transfer_record, transfer_rows
+from engram.db import transfer_audit, transfer_overlap, transfer_record, transfer_rows, transfer_text
 from engram.db.pg_settings import PostgresSettings
 from engram.db.postgres import PgDatabase, redact_dsn  # raises MissingDependencyError without the extra
 from engram.db.sqlite import Database
@@ -280,6 +280,7 @@ def copy_sqlite_to_postgres(
             report.already_copied = earlier.unchanged_at
             return report
         report.changed_since = earlier.changed_since
+        transfer_text.refuse_nul(source, tables)
         overlaps = _settle(source, target, tables, report.target)
         transfer_overlap.refuse(report.target, overlaps.conflicts)
         shifts: dict[str, Shift] = {"history_messages": overlaps.shift_message, "memories": overlaps.land_memory}
