@@ -39,7 +39,7 @@ def test_a_file_holding_a_nul_is_refused_naming_its_rows_before_anything_is_copi
                           capture_output=True, text=True, timeout=180)
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
     assert done.stderr == (
-        "error: --from: the file holds 2 rows with a NUL character (\\x00), which PostgreSQL cannot store:"
+        f"error: --from: {home / 'memory.db'} holds 2 rows with a NUL character (\\x00), which PostgreSQL cannot store:"
         f" memories row '{target.id}': related_entity; history_summaries row ('alice', 'web:1:'): summary;"
         " nothing of this file was copied (allowed: text without NUL characters: change or remove those rows"
         " in the SQLite file, then run again)\n")

@@ -41,6 +41,6 @@ def refuse_nul(source: Database, tables: list[str]) -> None:
     if found:
         more = f" (and {len(found) - _SHOWN} more)" if len(found) > _SHOWN else ""
         raise ValidationError(
-            "from", f"the file holds {counted(len(found), 'row')} with a NUL character (\\x00), which PostgreSQL"
+            "from", f"{source.path} holds {counted(len(found), 'row')} with a NUL character (\\x00), which PostgreSQL"
                     f" cannot store: {'; '.join(found[:_SHOWN])}{more}; nothing of this file was copied",
             "text without NUL characters: change or remove those rows in the SQLite file, then run again")
