@@ -74,3 +74,21 @@ def test_a_from_naming_a_database_url_exits_2_without_its_password(isolated_home
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
     assert done.stderr == ("error: --from: is a database URL, not a file: a copy only goes from SQLite into PostgreSQL"
                            " (allowed: a path to engram's SQLite file to copy)\n")
+
+
+@pytest.mark.parametrize(("to", "variable", "named"), [
+    (["--to", UNREACHABLE], None, "--to"),
+    ([], UNREACHABLE, "database_url (from ENGRAM_DATABASE_URL)"),
+])
+def test_a_target_it_cannot_reach_is_named_by_where_it_was_given(isolated_home: Path, tmp_path: Path, to: list[str],
+                                                                variable: str | None, named: str) -> None:
+    """It said "PostgreSQL URL is unreachable" alone, where a store opened on the same URL names the
+    setting and where it was set (docs/postgres.md): which option, variable or file to fix."""
+    source = tmp_path / "memory.db"
+    source.write_bytes(b"")  # an empty SQLite database
+    env = {**{k: v for k, v in os.environ.items() if k != "ENGRAM_DATABASE_URL"}, "ENGRAM_HOME": str(isolated_home),
+           **({"ENGRAM_DATABASE_URL": variable} if variable else {})}
+    done = subprocess.run([sys.executable, "-m", "engram", "migrate", "--from", str(source), *to],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    assert done.stderr.startswith(f"error: {named}: PostgreSQL postgresql://engram@127.0.0.1:1/nowhere is unreachable:")

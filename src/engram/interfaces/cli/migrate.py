@@ -46,13 +46,15 @@ def migrate(
     if source is not None:  # named by the option typed (exit 2), as import's path: the copy's own check names no option
         parsing.existing_path("--from", source, "engram's SQLite file to copy", stdin=False)
     settings = cli.settings()
+    named = None if to is None else "--to"  # else the setting, and where it was set
     to = migration_target(settings, to)
     every_file = source is None and settings.per_agent_databases
 
     def run(progress: Any = None, on_file: Any = None) -> list[TransferReport]:
         if every_file:
-            return migrate_every_file(settings, to, progress=progress, on_file=on_file)
-        return [migrate_to_postgres(settings, source or agent_database_path(settings), to, progress=progress)]
+            return migrate_every_file(settings, to, progress=progress, on_file=on_file, named=named)
+        return [migrate_to_postgres(settings, source or agent_database_path(settings), to, progress=progress,
+                                    named=named)]
 
     if cli.as_json or not render.errors.is_terminal:
         # No Progress at all: off a terminal rich draws no bar, but its stop() still prints an
