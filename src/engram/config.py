@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from pathlib import Path
@@ -39,7 +38,7 @@ from pydantic_settings import (
 from engram import jsondoc
 from engram.agent.settings import ChatSettings
 from engram.config_report import SettingSource, SettingsReport, describe
-from engram.db.pg_settings import PostgresSettings
+from engram.db.pg_settings import DSN_ALLOWED, PostgresSettings, dsn_problem
 from engram.disk_names import portable
 from engram.embed.settings import EmbeddingSettings
 from engram.errors import ConfigError, ValidationError, validation_message
@@ -366,17 +365,9 @@ class Settings(BaseSettings):
         # would be ignored and the memories written to home/memory.db unsaid. libpq's key=value
         # form (``host=db dbname=engram``) is a PostgreSQL DSN too. The value is not repeated: it
         # may hold a password.
-        if not value:
-            return value
-        allowed = ("(allowed: postgresql://user:password@host:port/database, or libpq's key=value form; "
-                   "a SQLite file is set by path)")
-        if "://" in value:
-            scheme = value.split("://", 1)[0]
-            if scheme.lower() not in ("postgresql", "postgres"):
-                named = f'a "{scheme}" URL' if re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme) else "this URL"
-                raise ValueError(f"{named} is not a PostgreSQL database {allowed}")
-        elif "=" not in value:
-            raise ValueError(f"not a PostgreSQL URL {allowed}")
+        problem = dsn_problem(value) if value else None
+        if problem:
+            raise ValueError(f"{problem} (allowed: {DSN_ALLOWED}; a SQLite file is set by path)")
         return value
 
     @model_validator(mode="after")

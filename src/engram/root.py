@@ -277,11 +277,18 @@ def migration_target(settings: Settings, to: str | None) -> str:
     configured ``database_url`` (``ENGRAM_DATABASE_URL``, the config file), the database engram uses
     once the copy is done. A copy only ever goes from SQLite into PostgreSQL, so the setting names
     no other direction. Raises ``ValidationError`` (field ``--to``) when neither names one."""
+    from engram.db.pg_settings import DSN_ALLOWED, dsn_problem
     from engram.errors import ValidationError
 
     if to is not None:
         if not to.strip():  # `--to "$URL"` with the variable unset: not the configured database unsaid
             raise ValidationError("--to", "empty", "a PostgreSQL URL: postgresql://user:password@host/db")
+        # Refused before anything is opened, as database_url is: a SQLite file given here (a copy
+        # back, which migrate does not make) was handed to libpq and came back as its "missing '='
+        # after ... in connection info string", exit 1, naming no option.
+        problem = dsn_problem(to)
+        if problem:
+            raise ValidationError("--to", f"{problem}: a copy only goes from SQLite into PostgreSQL", DSN_ALLOWED)
         return to
     if settings.database_url:
         return settings.database_url
@@ -292,7 +299,7 @@ def migration_target(settings: Settings, to: str | None) -> str:
 
 def migrate_to_postgres(settings: Settings, sqlite_path: Path, database_url: str,
                         progress: Progress | None = None, *, agent: str | None = None,
-                        hand_over: bool = True) -> TransferReport:
+                        hand_over: bool = True, named: str | None = None) -> TransferReport:
     """``engram migrate``: copy the SQLite store at ``sqlite_path`` into PostgreSQL
     (``copy_sqlite_to_postgres``) and, once the copy verifies, carry its maintenance schedule to
     the place a store on ``database_url`` reads it from (``home/state``, see ``sidecar``), so the
@@ -300,14 +307,18 @@ def migrate_to_postgres(settings: Settings, sqlite_path: Path, database_url: str
     sync state over to the PostgreSQL database (``hand_over_sync_state``; ``agent``: whose own
     database the file is, the configured agent by default; ``hand_over=False`` leaves it to the
     caller, see ``migrate_every_file``), so the first sync there sets no memory in conflict that
-    nobody edited by hand. Raises what the copy raises, and ``StorageError`` when the schedule or
-    the sync state cannot be written."""
+    nobody edited by hand. ``named``: where ``database_url`` was given, for the error reaching it
+    (``--to``; by default ``database_url`` and where it was set, when it is the configured one).
+    Raises what the copy raises, and ``StorageError`` when the schedule or the sync state cannot
+    be written."""
     from engram.backends.postgres import PostgresBackend
     from engram.db.transfer import copy_sqlite_to_postgres
     from engram.lifecycle.scheduler import carry_schedule
 
+    if named is None and database_url == settings.database_url:
+        named = settings.named("database_url")
     report = copy_sqlite_to_postgres(sqlite_path, database_url, settings=settings.postgres, progress=progress,
-                                     key=settings.privacy.key())
+                                     key=settings.privacy.key(), named=named)
     if report.verified:
         target = database_sidecar(settings.home, PostgresBackend.name, database_url, MAINTENANCE_STATE)
         source = Path(sqlite_path).with_name(Path(sqlite_path).name + MAINTENANCE_STATE)
@@ -354,14 +365,16 @@ def migration_sources(settings: Settings) -> list[tuple[str | None, Path]]:
 
 
 def migrate_every_file(settings: Settings, database_url: str, progress: Progress | None = None,
-                       on_file: Callable[[Path, int, int], None] | None = None) -> list[TransferReport]:
+                       on_file: Callable[[Path, int, int], None] | None = None, *,
+                       named: str | None = None) -> list[TransferReport]:
     """``engram migrate`` without ``--from``: every file of ``migration_sources`` copied in turn
     (``migrate_to_postgres``; ``on_file(path, n, of)`` as each begins), each verified against its
     own rows. A file refused (its rows clash with the target's, another embedding model) is
     reported (``TransferReport.refused``) and the others still go. Once all are copied, the
     memory folder's sync state of each verified file is handed over, the shared file's first:
     the PostgreSQL database keeps its state where the shared file kept its own, so an agent's
-    handed over first would take its place. Raises what the copy raises otherwise."""
+    handed over first would take its place. ``named`` as for ``migrate_to_postgres``. Raises what
+    the copy raises otherwise."""
     from engram.db.postgres import redact_dsn
     from engram.db.transfer import TransferReport
     from engram.errors import ValidationError
@@ -375,7 +388,8 @@ def migrate_every_file(settings: Settings, database_url: str, progress: Progress
         if on_file is not None:
             on_file(path, n, len(sources))
         try:
-            report = migrate_to_postgres(settings, path, database_url, progress, agent=agent, hand_over=False)
+            report = migrate_to_postgres(settings, path, database_url, progress, agent=agent, hand_over=False,
+                                         named=named)
         except ValidationError as exc:  # this file clashes or cannot go: the others still can
             report = TransferReport(source=str(path), target=redact_dsn(database_url), refused=str(exc))
         reports.append(report)

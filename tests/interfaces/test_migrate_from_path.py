@@ -43,3 +43,52 @@ def test_an_empty_from_exits_2_naming_the_option_as_home_and_config_do(isolated_
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
     assert done.stderr == ("error: --from: must not be empty (allowed: engram's SQLite file to copy;"
                            " leave --from out for the configured one)\n")
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    # A copy back into a SQLite file was handed to libpq: "PostgreSQL error on back.db: missing "="
+    # after ... in connection info string", exit 1, naming no option.
+    ("{folder}/back.db", "not a PostgreSQL URL"),
+    # Refused as database_url (exit 4), its value shown with a slash lost: "sqlite:/back.db".
+    ("sqlite:///{folder}/back.db", 'a "sqlite" URL is not a PostgreSQL database'),
+])
+def test_a_to_naming_no_postgresql_database_exits_2_naming_the_option(isolated_home: Path, tmp_path: Path,
+                                                                      given: str, said: str) -> None:
+    source = tmp_path / "memory.db"
+    source.write_bytes(b"")
+    env = {**os.environ, "ENGRAM_HOME": str(isolated_home)}
+    done = subprocess.run([sys.executable, "-m", "engram", "--json", "migrate", "--from", str(source), "--to",
+                           given.format(folder=tmp_path)], env=env, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr == (f"error: --to: {said}: a copy only goes from SQLite into PostgreSQL (allowed:"
+                           " postgresql://user:password@host:port/database, or libpq's key=value form)\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["memory.db"]  # no back.db made
+
+
+def test_a_from_naming_a_database_url_exits_2_without_its_password(isolated_home: Path) -> None:
+    """``--from postgresql://user:secret@host/db`` (a copy out of PostgreSQL) was read as a path and
+    said back, password included: ``"postgresql:/user:secret@host/db" does not exist``."""
+    env = {**os.environ, "ENGRAM_HOME": str(isolated_home)}
+    done = subprocess.run([sys.executable, "-m", "engram", "migrate", "--from", "postgresql://engram:s3cret@db/engram",
+                           "--to", UNREACHABLE], env=env, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr == ("error: --from: is a database URL, not a file: a copy only goes from SQLite into PostgreSQL"
+                           " (allowed: a path to engram's SQLite file to copy)\n")
+
+
+@pytest.mark.parametrize(("to", "variable", "named"), [
+    (["--to", UNREACHABLE], None, "--to"),
+    ([], UNREACHABLE, "database_url (from ENGRAM_DATABASE_URL)"),
+])
+def test_a_target_it_cannot_reach_is_named_by_where_it_was_given(isolated_home: Path, tmp_path: Path, to: list[str],
+                                                                variable: str | None, named: str) -> None:
+    """It said "PostgreSQL URL is unreachable" alone, where a store opened on the same URL names the
+    setting and where it was set (docs/postgres.md): which option, variable or file to fix."""
+    source = tmp_path / "memory.db"
+    source.write_bytes(b"")  # an empty SQLite database
+    env = {**{k: v for k, v in os.environ.items() if k != "ENGRAM_DATABASE_URL"}, "ENGRAM_HOME": str(isolated_home),
+           **({"ENGRAM_DATABASE_URL": variable} if variable else {})}
+    done = subprocess.run([sys.executable, "-m", "engram", "migrate", "--from", str(source), *to],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    assert done.stderr.startswith(f"error: {named}: PostgreSQL postgresql://engram@127.0.0.1:1/nowhere is unreachable:")

@@ -97,7 +97,7 @@ def test_a_servers_folder_writer_on_the_migrated_store_stops_writing_the_folder(
         report = migrate_to_postgres(lite, lite.database_path(lite.agent), pg_url)
         assert report.verified and report.sync_state is not None
         handed = state_file.read_bytes()
-        with caplog.at_level(logging.ERROR, logger="engram.files"):
+        with caplog.at_level(logging.WARNING, logger="engram.files"):
             engram.remember("buy shoes before the trip", tags=["notes"])  # the write itself still succeeds
             engram.remember("call mom on sundays", tags=["notes"])
         said = [r.getMessage() for r in caplog.records if "handed over by `engram migrate`" in r.getMessage()]
@@ -107,3 +107,17 @@ def test_a_servers_folder_writer_on_the_migrated_store_stops_writing_the_folder(
                        for p in (home / "memory").rglob("*.md"))
     finally:
         engram.close()
+
+
+def test_a_command_writing_the_migrated_sqlite_store_warns_once_and_succeeds(pg_url: str, tmp_path: Path) -> None:
+    """``engram remember`` run on the SQLite file after the migrate (a shell without
+    ENGRAM_DATABASE_URL) stores the memory, exit 0, and said so as ``error: ...``: a script reading
+    standard error took a failure that did not happen (docs/cli.md: on success only ``warning:``)."""
+    home = tmp_path / "home"
+    assert _cli(home, "remember", "the garden needs water on mondays").returncode == 0
+    assert _cli(home, "migrate", "--to", pg_url).returncode == 0
+    done = _cli(home, "--json", "remember", "buy shoes before the trip")
+    assert done.returncode == 0 and json.loads(done.stdout)["action"] == "created"
+    said = done.stderr.splitlines()
+    assert len(said) == 1 and said[0].startswith("warning: the memory folder's sync state"), done.stderr
+    assert "stops writing the memory folder" in said[0]

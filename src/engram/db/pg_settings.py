@@ -3,6 +3,8 @@ settings never imports psycopg (an optional extra)."""
 
 from __future__ import annotations
 
+import re
+
 from pydantic import Field
 
 from engram.settings_section import SettingsSection
@@ -18,3 +20,21 @@ class PostgresSettings(SettingsSection):
     # pgvector's hnsw.ef_search for a vector query (at least twice the rows asked for): 200 keeps
     # ~96% of the exact top 10 at 1M hashed vectors where 100 kept 90% (bench/scale.py).
     hnsw_ef_search: int = Field(200, ge=10, le=1000)
+
+
+# What a PostgreSQL database may be named by, for the errors refusing anything else.
+DSN_ALLOWED = "postgresql://user:password@host:port/database, or libpq's key=value form"
+
+
+def dsn_problem(value: str) -> str | None:
+    """Why ``value`` names no PostgreSQL database (a URL of another scheme, a file path), None when
+    it names one: a ``postgresql://`` or ``postgres://`` URL, or libpq's ``key=value`` form
+    (``host=db dbname=engram``). The value is not repeated: it may hold a password."""
+    if "://" in value:
+        scheme = value.split("://", 1)[0]
+        if scheme.lower() not in ("postgresql", "postgres"):
+            named = f'a "{scheme}" URL' if re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme) else "this URL"
+            return f"{named} is not a PostgreSQL database"
+    elif "=" not in value:
+        return "not a PostgreSQL URL"
+    return None

@@ -39,11 +39,11 @@ from pathlib import Path
 from typing import Any
 
 from engram import jsondoc
-from engram.db import transfer_audit, transfer_overlap, transfer_record, transfer_rows
+from engram.db import transfer_audit, transfer_overlap, transfer_record, transfer_rows, transfer_text
 from engram.db.pg_settings import PostgresSettings
 from engram.db.postgres import PgDatabase, redact_dsn  # raises MissingDependencyError without the extra
 from engram.db.sqlite import Database
-from engram.errors import DimensionError, IntegrityError, NotFoundError, ValidationError
+from engram.errors import DimensionError, IntegrityError, NotFoundError, StorageError, ValidationError
 from engram.store.postgres import ensure_vector_index
 from engram.store.vectors import parse_identity_dims
 from engram.text import counted
@@ -240,11 +240,14 @@ def copy_sqlite_to_postgres(
     settings: PostgresSettings | None = None,
     progress: Progress | None = None,
     key: str | None = None,
+    named: str | None = None,
 ) -> TransferReport:
     """Copy every known table of an SQLite store into PostgreSQL, then verify counts and checksums
     of the file's rows (the target may hold other files' rows besides: ``per_agent_databases``).
 
-    ``key`` opens an encrypted (SQLCipher) store: ``privacy.encryption_key``.
+    ``key`` opens an encrypted (SQLCipher) store: ``privacy.encryption_key``. ``named``: where
+    ``database_url`` was given (``--to``, ``database_url (from ENGRAM_DATABASE_URL)``), put before
+    the error when it cannot be reached, as a store opened on it says.
 
     Safe to run again after an interruption (copied rows are skipped). A file whose rows are the
     ones of a copy the target verified before is not read into it again (``transfer_record``):
@@ -263,7 +266,16 @@ def copy_sqlite_to_postgres(
     if path.is_dir():  # opened, it failed as an unreadable database (or a ValueError for "/"): name what it is
         raise ValidationError("from", f"{jsondoc.shown(str(path))} is a folder", "engram's SQLite file (memory.db)")
     source = Database(path, key=key)
-    target = PgDatabase.connect(database_url, settings)
+    try:
+        target = PgDatabase.connect(database_url, settings)
+    except StorageError as exc:
+        source.close()
+        if named is None:
+            raise
+        raise StorageError(f"{named}: {exc}") from exc
+    except BaseException:
+        source.close()
+        raise
     report = TransferReport(source=str(path), target=redact_dsn(database_url))
     try:
         present = sqlite_tables(source)
@@ -280,6 +292,7 @@ def copy_sqlite_to_postgres(
             report.already_copied = earlier.unchanged_at
             return report
         report.changed_since = earlier.changed_since
+        transfer_text.refuse_nul(source, tables)
         overlaps = _settle(source, target, tables, report.target)
         transfer_overlap.refuse(report.target, overlaps.conflicts)
         shifts: dict[str, Shift] = {"history_messages": overlaps.shift_message, "memories": overlaps.land_memory}

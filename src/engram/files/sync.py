@@ -183,8 +183,10 @@ class FileSync:
                 self._events.submit(outside)
             except sync_state.HandedOver as exc:
                 # Said once, not at every write: the store's writes went on; its folder is another store's now.
+                # A warning: the write succeeded, so a command exits 0, and says so as `warning: ...` (an
+                # `error: ...` line there read as a failure that did not happen).
                 self.detach()
-                log.error("%s; this process stops writing the memory folder", exc)
+                log.warning("%s; this process stops writing the memory folder", exc)
 
     def _reflect(self, batches: list[list[MemoryEvent]]) -> list[None]:
         """The changes of the ``batches`` of events written into the folder (the leader's share of

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from engram.errors import ValidationError
 from engram.interfaces.cli import parsing, render
 from engram.interfaces.cli.render import emit_json
 from engram.interfaces.cli.state import state
@@ -37,16 +38,23 @@ def migrate(
     cli = state(ctx)
     # Read as text (``parsing.path_option``, as --home and --config): typer made an empty --from the Path of ".".
     source = parsing.path_option(source_text, "--from", "engram's SQLite file to copy; leave --from out for the configured one")
+    if source_text is not None and "://" in source_text:
+        # A database URL (a copy out of PostgreSQL, which migrate does not make) was read as a path and
+        # echoed back, password included, as "postgresql:/user:secret@host/db does not exist".
+        raise ValidationError("--from", "is a database URL, not a file: a copy only goes from SQLite into PostgreSQL",
+                              "a path to engram's SQLite file to copy")
     if source is not None:  # named by the option typed (exit 2), as import's path: the copy's own check names no option
         parsing.existing_path("--from", source, "engram's SQLite file to copy", stdin=False)
     settings = cli.settings()
+    named = None if to is None else "--to"  # else the setting, and where it was set
     to = migration_target(settings, to)
     every_file = source is None and settings.per_agent_databases
 
     def run(progress: Any = None, on_file: Any = None) -> list[TransferReport]:
         if every_file:
-            return migrate_every_file(settings, to, progress=progress, on_file=on_file)
-        return [migrate_to_postgres(settings, source or agent_database_path(settings), to, progress=progress)]
+            return migrate_every_file(settings, to, progress=progress, on_file=on_file, named=named)
+        return [migrate_to_postgres(settings, source or agent_database_path(settings), to, progress=progress,
+                                    named=named)]
 
     if cli.as_json or not render.errors.is_terminal:
         # No Progress at all: off a terminal rich draws no bar, but its stop() still prints an
