@@ -26,7 +26,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_settings import (
     BaseSettings,
@@ -356,6 +356,17 @@ class Settings(BaseSettings):
         if value.exists() and not value.is_dir():
             raise ValueError(f"{value} is a file, not a folder (allowed: the folder engram keeps its files in, "
                              "made when it does not exist)")
+        return value
+
+    @field_validator("path", mode="after")
+    @classmethod
+    def _a_file(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        # A folder named as the database file (the home, say) failed as the store opened with
+        # SQLite's "unable to open database file", naming neither the setting nor where it was set.
+        if value is not None and value.is_dir():
+            held = "JSON file" if info.data.get("backend") == "jsonfile" else "SQLite database file"
+            raise ValueError(f"{value} is a folder, not a file (allowed: the path of the {held}, made when it "
+                             "does not exist; leave it unset for the one in home)")
         return value
 
     @field_validator("database_url", mode="after")

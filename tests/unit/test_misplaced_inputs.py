@@ -1,0 +1,35 @@
+"""Inputs that name the wrong kind of thing (a folder for the database file, a database on standard
+input, a backend without its URL): each refusal names the setting or argument and where it was given."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engram.config import load_settings
+from engram.errors import ConfigError
+
+
+def run(home: Path, *args: str, env: dict[str, str] | None = None,
+        stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    return subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, input=stdin, timeout=120,
+                          env={**base, "ENGRAM_HOME": str(home), "HOME": str(home.parent / "user"), **(env or {})})
+
+
+def test_a_folder_given_as_the_database_file_names_path_and_where_it_was_set(tmp_path: Path) -> None:
+    # It said "cannot open SQLite database DIR: unable to open database file" (exit 1).
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    done = run(tmp_path / "home", "count", env={"ENGRAM_PATH": str(folder)})
+    stderr = done.stderr.decode()
+    assert done.returncode == 4, stderr
+    assert f"path: {folder} is a folder, not a file (allowed: the path of the SQLite database file" in stderr, stderr
+    assert "(from ENGRAM_PATH)" in stderr, stderr
+    assert sorted(p.name for p in folder.iterdir()) == []
+    with pytest.raises(ConfigError, match="path: .* is a folder, not a file .*JSON file"):
+        load_settings(home=tmp_path / "home", backend="jsonfile", path=folder)
