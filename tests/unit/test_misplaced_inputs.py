@@ -33,3 +33,22 @@ def test_a_folder_given_as_the_database_file_names_path_and_where_it_was_set(tmp
     assert sorted(p.name for p in folder.iterdir()) == []
     with pytest.raises(ConfigError, match="path: .* is a folder, not a file .*JSON file"):
         load_settings(home=tmp_path / "home", backend="jsonfile", path=folder)
+
+
+def test_a_sqlite_database_piped_to_import_is_named_as_one_with_its_path_asked_for(tmp_path: Path) -> None:
+    # It said "standard input is not UTF-8 text (byte 20)", as if the document were damaged.
+    import sqlite3
+
+    database = tmp_path / "memory.db"
+    with sqlite3.connect(database) as conn:
+        conn.execute("CREATE TABLE memories (key TEXT, content TEXT, category TEXT, timestamp TEXT)")
+    conn.close()
+    done = run(tmp_path / "home", "import", "-", stdin=database.read_bytes())
+    stderr = done.stderr.decode()
+    assert done.returncode == 2, stderr
+    assert "path: standard input is a SQLite database, not a document (allowed: the database's path instead" in stderr
+    assert "not UTF-8" not in stderr
+    # Other bytes that are not UTF-8 are still told as such.
+    done = run(tmp_path / "home", "import", "-", stdin=b"\xff\xfe not text")
+    assert done.returncode == 2
+    assert "standard input is not UTF-8 text (byte 0)" in done.stderr.decode()

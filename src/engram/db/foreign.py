@@ -45,7 +45,12 @@ def _header(path: Path) -> bytes:
 
 def is_sqlite_file(path: Path) -> bool:
     """Whether ``path`` is a file starting with SQLite's header (read without opening a database)."""
-    return _header(path).startswith(_HEADER)
+    return starts_as_sqlite(_header(path))
+
+
+def starts_as_sqlite(data: bytes) -> bool:
+    """Whether ``data`` (a file's first bytes, or standard input's) starts with SQLite's header."""
+    return data.startswith(_HEADER)
 
 
 def is_wal_mode(path: Path) -> bool:

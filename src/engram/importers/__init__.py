@@ -57,6 +57,8 @@ _DATABASE_READERS = {ptrclaw_sqlite.KIND: ptrclaw_sqlite.read, sclaw.KIND: sclaw
 # Kinds read from a document or, given a SQLite file, from the system's own database.
 _TEXT_OR_DATABASE_READERS = {mcp_memory_service.KIND: mcp_memory_service_sqlite.read}
 _DATABASES = "a PtrClaw or sclaw memory.db or mcp-memory-service's sqlite_vec.db"
+# What to give instead of a SQLite database piped in: its readers open the file, which a pipe is not.
+DATABASE_BY_PATH = f"the database's path instead of standard input: {_DATABASES} is read from its file"
 # Readers of a chat service's export: its conversations.json, from the ZIP, its folder or the file.
 _EXPORT_READERS = chat_exports.READERS
 KINDS = ("snapshot", "folder", *_TEXT_READERS, *_EXPORT_READERS, *_FOLDER_READERS, *_DATABASE_READERS)

@@ -596,7 +596,7 @@ def import_(
     basic-memory/Obsidian and Clawless. Malformed input imports nothing and names the line, record or row;
     what an earlier import brought is skipped (Zep's facts and summaries take what Zep changed since), and
     what was forgotten since is not brought back."""
-    from engram.importers import check_kind, check_saved_memories, detect, detect_document, read_text
+    from engram.importers import DATABASE_BY_PATH, check_kind, check_saved_memories, detect, detect_document, read_text
 
     if kind is not None:
         check_kind(kind)
@@ -605,7 +605,7 @@ def import_(
     st.preload_model()
     from engram.interfaces.cli import importing
 
-    source: str | Path = (parsing.stdin_text("path", "a UTF-8 document on standard input")
+    source: str | Path = (parsing.stdin_text("path", "a UTF-8 document on standard input", database=DATABASE_BY_PATH)
                           if str(path) == parsing.STDIN
                           else parsing.existing_path("path", path, "a file, folder or export ZIP to import", "file or folder"))
     if kind is None:

@@ -38,11 +38,16 @@ def pairs(items: list[str] | None, field: str) -> dict[str, str]:
 STDIN = "-"
 
 
-def stdin_text(field: str, allowed: str) -> str:
+def stdin_text(field: str, allowed: str, *, database: str | None = None) -> str:
     """Everything on standard input, as the UTF-8 text it is: read as bytes, so line endings
     (``\r\n``) and every other character come through as sent, which text-mode reading does not
-    promise. Not UTF-8: ``ValidationError`` naming ``field``."""
+    promise. Not UTF-8: ``ValidationError`` naming ``field``; ``database``, when given, is what is
+    allowed instead of a SQLite database (named as one, not as "byte 0x..": ``engram import - < memory.db``)."""
+    from engram.db.foreign import starts_as_sqlite
+
     data = sys.stdin.buffer.read()
+    if database is not None and starts_as_sqlite(data):
+        raise ValidationError(field, "standard input is a SQLite database, not a document", database)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
