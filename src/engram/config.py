@@ -462,6 +462,8 @@ CONFIG_NAMES = ("config.toml", "config.yaml", "config.yml", "config.json")
 _CONFIG_FILE: ContextVar[Path | None] = ContextVar("engram_config_file", default=None)
 # The sources the last Settings() read, highest rank first: a refused value is named by its origin.
 _SOURCES: ContextVar[tuple[PydanticBaseSettingsSource, ...]] = ContextVar("engram_setting_sources", default=())
+# How the caller's user typed the arguments ``load_settings`` was given (``{"backend": "--backend"}``).
+_ARGUMENT_NAMES: ContextVar[Mapping[str, str] | None] = ContextVar("engram_argument_names", default=None)
 
 
 def _holds(tree: Any, path: KeyPath) -> bool:
@@ -500,7 +502,8 @@ def _place(source: PydanticBaseSettingsSource, rank: int, target: KeyPath) -> st
     if isinstance(source, _ForeignEnvSource):
         return None  # the variable's own name says it
     if rank == 0:
-        return _FROM_AN_ARGUMENT
+        typed = (_ARGUMENT_NAMES.get() or {}).get(".".join(target))
+        return f"from {typed}" if typed else _FROM_AN_ARGUMENT
     variable = _variable(target)
     return f"from {variable}" if variable else "from the environment"
 
@@ -549,7 +552,7 @@ def _check_scope_where_set(settings: Settings) -> None:
 
 
 # Settings whose place ``Settings.named`` tells (reading it walks every source: only for these).
-_NAMED_WITH_PLACE = ("database_url",)
+_NAMED_WITH_PLACE = ("database_url", "backend")
 
 
 def _named(setting: str) -> str:
@@ -570,10 +573,17 @@ def config_path(home: str | Path | None = None, named: str | Path | None = None)
     return next((home / name for name in CONFIG_NAMES if (home / name).is_file()), home / "config.toml")
 
 
-def load_settings(*, config: str | Path | None = None, **overrides: Any) -> Settings:
+def load_settings(*, config: str | Path | None = None, argument_names: Mapping[str, str] | None = None,
+                  **overrides: Any) -> Settings:
     """Read settings; ``config`` names the config file (``--config``; ``~`` expanded), which must
-    exist. Raises ``ConfigError`` naming the setting at fault."""
-    return _read(config, overrides, lambda settings: settings)
+    exist. ``argument_names``: how the user typed some of the arguments (the CLI's
+    ``{"backend": "--backend"}``), for ``Settings.named`` to say "from --backend" rather than
+    "from an argument". Raises ``ConfigError`` naming the setting at fault."""
+    names = _ARGUMENT_NAMES.set(argument_names)
+    try:
+        return _read(config, overrides, lambda settings: settings)
+    finally:
+        _ARGUMENT_NAMES.reset(names)
 
 
 def describe_settings(*, config: str | Path | None = None, **overrides: Any) -> SettingsReport:

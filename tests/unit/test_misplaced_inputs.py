@@ -52,3 +52,21 @@ def test_a_sqlite_database_piped_to_import_is_named_as_one_with_its_path_asked_f
     done = run(tmp_path / "home", "import", "-", stdin=b"\xff\xfe not text")
     assert done.returncode == 2
     assert "standard input is not UTF-8 text (byte 0)" in done.stderr.decode()
+
+
+def test_the_postgres_backend_without_a_url_names_where_the_backend_was_chosen(tmp_path: Path) -> None:
+    # It said "the postgres backend needs database_url" alone: set by whom, in which file or variable?
+    config = tmp_path / "engram.toml"
+    config.write_text('backend = "postgres"\n')
+    cases = {("--backend", "postgres", "count"): ({}, "backend (from --backend)"),
+             ("count",): ({"ENGRAM_BACKEND": "postgres"}, "backend (from ENGRAM_BACKEND)"),
+             ("--config", str(config), "count"): ({}, f"backend (from config file {config})")}
+    for args, (env, chosen) in cases.items():
+        done = run(tmp_path / "home", *args, env=env)
+        stderr = done.stderr.decode()
+        assert done.returncode == 4, stderr
+        assert f"error: the postgres backend, chosen by {chosen}, needs database_url" in stderr, stderr
+    from engram import Engram
+
+    with pytest.raises(ConfigError, match=r"chosen by backend \(from an argument\), needs database_url"):
+        Engram.from_settings(home=tmp_path / "home", backend="postgres")

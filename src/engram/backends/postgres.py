@@ -44,7 +44,10 @@ class PostgresBackend:
         from engram.db.postgres import PgDatabase
 
         if not settings.database_url:
-            raise ConfigError("the postgres backend needs database_url (ENGRAM_DATABASE_URL=postgresql://...)")
+            # Named with where it was chosen: the operator who set it in a config file long ago, or
+            # in the environment of a service, has to find that place to give the URL beside it.
+            raise ConfigError(f"the postgres backend, chosen by {settings.named('backend')}, needs database_url "
+                              "(ENGRAM_DATABASE_URL=postgresql://...)")
         if settings.privacy.encrypted:
             # The key encrypts a SQLite file; ignored here, it would let its owner believe the
             # memories are protected while the server keeps them in clear.

@@ -37,7 +37,8 @@ class CliState:
             self._refuse_unknown_backend()
             with self._global_options_named():
                 self._settings = load_settings(config=self.config, home=self.home, agent=self.agent,
-                                               session=self.session, backend=self.backend)
+                                               session=self.session, backend=self.backend,
+                                               argument_names={"backend": "--backend"})
         return self._settings
 
     def describe_settings(self) -> SettingsReport:
