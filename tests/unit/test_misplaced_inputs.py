@@ -70,3 +70,27 @@ def test_the_postgres_backend_without_a_url_names_where_the_backend_was_chosen(t
 
     with pytest.raises(ConfigError, match=r"chosen by backend \(from an argument\), needs database_url"):
         Engram.from_settings(home=tmp_path / "home", backend="postgres")
+
+
+@pytest.mark.parametrize("url", ["sqlite:///x.db", "mysql://bob:s3cret@db/engram", "{home}/memory.db", ""])
+def test_copying_into_what_is_no_postgresql_database_names_database_url_without_its_value(
+        tmp_path: Path, url: str) -> None:
+    # It said "database_url mysql://bob:***@db/engram is not a postgresql:// URL" (a ConfigError naming no
+    # field), or for a path libpq's "missing '=' after ... in connection info string" (a StorageError).
+    pytest.importorskip("psycopg")
+    from engram import Engram
+    from engram.db.transfer import copy_sqlite_to_postgres
+    from engram.errors import ValidationError
+
+    with Engram.from_settings(home=tmp_path) as engram:
+        engram.remember("kept where it is")
+    database = tmp_path / "memory.db"
+    before = database.read_bytes()
+    given = url.format(home=tmp_path)
+    with pytest.raises(ValidationError) as refused:
+        copy_sqlite_to_postgres(database, given)
+    assert refused.value.field == "database_url"
+    assert "postgresql://user:password@host:port/database" in str(refused.value)
+    assert given == "" or given not in str(refused.value)
+    assert "s3cret" not in str(refused.value)
+    assert database.read_bytes() == before

@@ -40,7 +40,7 @@ from typing import Any
 
 from engram import jsondoc
 from engram.db import transfer_audit, transfer_overlap, transfer_record, transfer_rows, transfer_text
-from engram.db.pg_settings import PostgresSettings
+from engram.db.pg_settings import DSN_ALLOWED, PostgresSettings, dsn_problem
 from engram.db.postgres import PgDatabase, redact_dsn  # raises MissingDependencyError without the extra
 from engram.db.sqlite import Database
 from engram.errors import DimensionError, IntegrityError, NotFoundError, StorageError, ValidationError
@@ -254,12 +254,19 @@ def copy_sqlite_to_postgres(
     ``TransferReport.already_copied`` says when, and nothing removed there since comes back; a file
     changed since such a copy is copied as usual, ``TransferReport.changed_since`` saying so. What the target holds
     otherwise and a rule settles (``transfer_overlap``) is listed in ``TransferReport.resolved``.
-    Raises NotFoundError when the SQLite file does not exist, ValidationError (field ``from``) when
-    it is a folder, ValidationError (field ``to``), before
+    Raises ValidationError (field ``database_url``) when ``database_url`` names no PostgreSQL
+    database (a file path, ``sqlite:///x.db``), NotFoundError when the SQLite file does not exist,
+    ValidationError (field ``from``) when it is a folder, ValidationError (field ``to``), before
     anything of the file is written, when the target holds one of its rows with other content that
     no rule settles or one of its memories' keys under another id, DimensionError when the target
     already holds vectors of another embedding identity, StorageError when either database fails.
     """
+    # Checked before anything is opened, as the setting and ``engram migrate --to`` check it: given
+    # here it said "is not a postgresql:// URL" (naming no field) or libpq's own "missing '='". The
+    # value is not repeated: it may hold a password.
+    problem = dsn_problem(database_url)
+    if problem:
+        raise ValidationError("database_url", problem, DSN_ALLOWED)
     path = Path(sqlite_path)
     if not path.exists():
         raise NotFoundError("SQLite store", str(path))
