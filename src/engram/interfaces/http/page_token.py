@@ -4,7 +4,10 @@ The token printed with the page address is valid only while that server runs (as
 It is revoked when the server stops by Ctrl-C, by SIGTERM (a service manager's stop) or SIGHUP
 (its terminal closed): ``exit_on_signals`` turns those into a normal exit, so the ``finally`` that
 revokes runs. A SIGKILL or a power cut leaves no exit path, so each run's token is named after its
-process (``pid N on HOST``) and the next start on that host revokes those whose process is gone.
+process (``engram serve page (run pid N on HOST)``) and the next start on that host revokes those
+whose process is gone. The name reads true after the run too: ``engram token list --all`` shows it
+beside the time it was revoked (it was "engram serve (this run, ...)", which a revoked token's row
+still claimed long after that run had ended); tokens named so before are still recognised.
 """
 
 from __future__ import annotations
@@ -18,12 +21,13 @@ from types import FrameType
 
 from engram.auth import TokenInfo, TokenStore
 
-_NAME = re.compile(r"^engram serve \(this run(?:, pid (\d+) on (\S+))?\)$")
+_NAME = re.compile(r"^engram serve page \(run pid (\d+) on (\S+)\)$")
+_EARLIER_NAME = re.compile(r"^engram serve \(this run(?:, pid (\d+) on (\S+))?\)$")  # as they were named before
 
 
 def create(tokens: TokenStore, agent: str) -> tuple[str, TokenInfo]:
     """A token for this run, named so a later start can tell whether its process is gone."""
-    return tokens.create(agent, name=f"engram serve (this run, pid {os.getpid()} on {socket.gethostname()})")
+    return tokens.create(agent, name=f"engram serve page (run pid {os.getpid()} on {socket.gethostname()})")
 
 
 def expire_orphans(tokens: TokenStore) -> list[str]:
@@ -32,7 +36,7 @@ def expire_orphans(tokens: TokenStore) -> list[str]:
     here = socket.gethostname()
     revoked = []
     for info in tokens.list():
-        found = _NAME.match(info.name)
+        found = _NAME.match(info.name) or _EARLIER_NAME.match(info.name)
         if found is None:
             continue
         pid, host = found.groups()
