@@ -478,10 +478,14 @@ def test_a_label_shaped_as_another_users_agent_reads_none_of_their_items(engram:
     # Each its own agent, not José's: the item's namespace alone would hide it, not the agent's recall.
     assert len({label_agent("lg:", label) for label in [*labels, "José"]}) == 5
     for label in labels:
-        assert store.get(("memories", label), "card") is None
-        assert store.search(("memories", label)) == [] and store.search(("memories", label), query="card") == []
-        assert store.list_namespaces(prefix=("memories", label)) == []
-        store.delete(("memories", label), "card")  # a delete of another label is no delete of José's
+        ns = ("memories", label)
+        # Through ``batch``, engram's own path for every read: a newer LangGraph's get, search and delete
+        # refuse a label with "." before they reach the store, an older one passes it on.
+        got, listed, found, ranked = store.batch([
+            GetOp(ns, "card"), ListNamespacesOp(match_conditions=(MatchCondition("prefix", ns),)),
+            SearchOp(ns), SearchOp(ns, query="card")])
+        assert got is None and listed == [] and found == [] and ranked == []
+        store.batch([PutOp(ns, "card", None)])  # a delete of another label is no delete of José's
     assert store.get(("memories", "José"), "card").value == {"text": "José's card ends in 4242"}
     assert [s for s in engram.stats().by_scope if s.startswith("agent:")] == [f"agent:{agent}"]
 
