@@ -297,11 +297,17 @@ def _ids(engram: Engram, kind: str, records: list[Record],
 def imported_ids(kind: str, record: Record, agent: str) -> list[str]:
     """The ids a memory an import of ``record`` into ``agent`` made may have, in the order ``_ids``
     prefers them: the engram id engram's exports carry (when the record has one), the id imports
-    before 2026-11 gave (one for every agent), and last the id derived from the source identity and
-    ``agent``, which a new import gives."""
+    before 2026-11 gave (one for every agent), the ids holding the record's time an import gave
+    before its id stopped holding it (``Record.time_in_id``), and last the id derived from the
+    source identity and ``agent``, which a new import gives."""
     in_id = record.created_at if record.time_in_id else None
     legacy = record_id(kind, record.source_id, in_id)
-    return [i for i in (record.engram_id, legacy) if i] + [record_id(kind, record.source_id, in_id, agent)]
+    # A record whose id no longer holds its time (``time_in_id`` False: mcp-memory-service's and
+    # sclaw's, whose sources may move a record's creation under the same id) may have been imported
+    # with it by an earlier build: those ids are its memory too, so a re-run still skips it.
+    timed = ([record_id(kind, record.source_id, record.created_at), record_id(kind, record.source_id, record.created_at, agent)]
+             if not record.time_in_id and record.created_at is not None else [])
+    return [i for i in (record.engram_id, legacy, *timed) if i] + [record_id(kind, record.source_id, in_id, agent)]
 
 
 def _links(plan: Plan, ids: dict[RecordKey, str]) -> dict[str, list[str]]:
