@@ -195,7 +195,8 @@ def test_a_facts_own_sclaw_metadata_is_kept_beside_engrams_provenance(tmp_path: 
            "from in sclaw)" in first["warnings"]
     [alice] = as_json(home, "list", "--meta", "kind=name")
     assert alice["metadata"] == {"kind": "name", "sclaw": {
-        "id": "1770631800000000000-1-2", "own": own, "imported_text_sha256": hashlib.sha256("User's name is Alice".encode()).hexdigest()}}
+        "id": "1770631800000000000-1-2", "own": own,
+        "imported_text_sha256": hashlib.sha256(b"User's name is Alice").hexdigest()}}
     [dark] = as_json(home, "list", "--meta", "kind=preference")  # no own "sclaw": as before, no "own"
     assert "own" not in dark["metadata"]["sclaw"]
 

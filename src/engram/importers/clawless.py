@@ -9,8 +9,9 @@ wrote the same file as one JSON document, ``{"conversations": [{"timestamp", "ch
 its entries named ``conversations[N]``. Each exchange becomes two messages (user, then assistant) in
 engram's conversation history under the key ``platform:chatId`` (``clawless:chatId`` without a
 platform; a ``chatId`` ``chat:thread``, as engram's ``jsonl`` history writes a thread's, is that
-thread; one that cannot be a key's part keeps its usable characters and a hash, ``_key``), at the line's time, so Clawless's semantic recall over conversations keeps working on
-them. ``MEMORY.md``, the operator's notes injected into every prompt, becomes the operator notes of
+thread; one that cannot be a key's part keeps its usable characters and a hash, ``_key``), at the
+line's time, so Clawless's semantic recall over conversations keeps working on them.
+``MEMORY.md``, the operator's notes injected into every prompt, becomes the operator notes of
 engram's own ``MEMORY.md`` (added once; a re-import does not add them again), less the lines of
 Clawless's template still at its top (its title, the line saying what the file is, the ``## Notes``
 heading its agent appends under), as engram's own template is no note. The template holds no HTML
