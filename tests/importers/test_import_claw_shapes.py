@@ -325,3 +325,25 @@ def test_a_chat_id_holding_a_colon_is_the_chats_thread_as_engrams_jsonl_history_
     result = runner.invoke(app, ["--home", str(tmp_path / "bad-home"), "import", str(bad), "--from", "clawless"])
     assert isinstance(result.exception, SnapshotError), result.output
     assert 'conversation-history.jsonl line 1.platform: "tele gram" cannot be part of a key' in str(result.exception)
+
+
+def test_an_openclaw_files_own_title_is_no_tag(tmp_path: Path) -> None:
+    """OpenClaw's templates title ``MEMORY.md`` ``# MEMORY.md - Long-Term Memory`` and a daily log
+    with its date: each fact of the file got that title as a tag (``memory-md-long-term-memory``,
+    ``2026-02-03``), the file's name on every memory. The title stays among the headings in the
+    metadata; a heading naming a topic is a tag as before, a topic file's title (``# Acme``) too."""
+    workspace = tmp_path / "workspace"
+    (workspace / "memory" / "projects").mkdir(parents=True)
+    (workspace / "MEMORY.md").write_text("# MEMORY.md - Long-Term Memory\n\n## Preferences\n\n"
+                                         "- Deploys go out on Tuesdays\n", "utf-8")
+    (workspace / "memory" / "2026-02-03.md").write_text("# 2026-02-03\n\n- Fixed the billing bug\n", "utf-8")
+    (workspace / "memory" / "projects" / "acme.md").write_text("# Acme\n\n- Acme pays on net 60\n", "utf-8")
+    home = tmp_path / "home"
+    assert as_json(home, "import", str(workspace))["imported"] == 3
+    by_content = {m["content"]: m for m in as_json(home, "list")}
+    deploys, billing = by_content["Deploys go out on Tuesdays"], by_content["Fixed the billing bug"]
+    assert deploys["tags"] == ["preferences"], deploys
+    assert deploys["metadata"]["openclaw"]["headings"] == ["MEMORY.md - Long-Term Memory", "Preferences"]
+    assert billing["tags"] == ["daily"] and billing["metadata"]["openclaw"]["headings"] == ["2026-02-03"], billing
+    assert by_content["Acme pays on net 60"]["tags"] == ["acme"]
+    assert as_json(home, "list", "--tag", "memory-md-long-term-memory") == []
