@@ -59,8 +59,9 @@ from engram.model import (
     parse_key,
     parse_short_text,
 )
+from engram.model.fields import CREATED_AT_LEEWAY_S
 from engram.store.base import ImportUpdate
-from engram.temporal.instants import record_times
+from engram.temporal.instants import record_times, shown_time
 from engram.text import counted
 from engram.writes import PendingWrite, announce
 
@@ -452,7 +453,18 @@ def _imported_times(record: Record, now: float) -> tuple[float, float, list[str]
     ``created_at`` is part of its id (``imported_ids``), which must not move."""
     names = (record.fields.get("created_at", "created_at").strip(" ."), record.fields.get("updated_at", "updated_at").strip(" ."))
     created, updated, warning = record_times(record.created_at, record.updated_at, now, names)
-    return created, updated, [] if warning is None else [warning]
+    warnings = [] if warning is None else [warning]
+    # Kept as given, as every importer keeps a source's times (a time past any date engram can show
+    # is refused when read: ``base.timestamp``); but a record time later than now (a Zep node made
+    # in the year 3000) is a source's error more likely than not, and the memory then stays new to
+    # retention, hygiene and decay until that time: named, so the person can look at the source.
+    ahead = [f"{name} {shown_time(at)}" for name, at in zip(names, (record.created_at, record.updated_at), strict=True)
+             if at is not None and at > now + CREATED_AT_LEEWAY_S]
+    if ahead:
+        warnings.append(f"{' and '.join(ahead)} {'is' if len(ahead) == 1 else 'are'} later than now: kept as the source "
+                        "gives it (remember would refuse it; retention, hygiene and decay count the memory as new until "
+                        "then)")
+    return created, updated, warnings
 
 
 def imported_valid_from(engram: Engram, record: Record, content: str) -> float | None:
