@@ -302,7 +302,7 @@ class _Branches:
         if not self.chosen:
             return None
         n = self.chosen
-        return (f"{n} conversation{'' if n == 1 else 's'} without current_node (null): "
+        return (f"{n} conversation{'' if n == 1 else 's'} without current_node (null or absent): "
                 f"{'its' if n == 1 else 'each'} branch ending at the latest message (by create_time) imported, "
                 "as ChatGPT shows the branch last written to; the other branches are counted as messages on other branches")
 
@@ -373,7 +373,8 @@ def _latest_leaf(mapping: Mapping[str, Any], where: str, branches: _Branches) ->
     (a regenerated answer or an edited question is the newest message of its branch), so that is
     the branch a person reopening the conversation sees. Counted in ``branches`` when there was a
     choice (more than one leaf), for the import's warning."""
-    parents = {node.get("parent") for node in mapping.values() if isinstance(node, Mapping)}
+    # (A parent that is no id is named by the walk from the leaf chosen, as with current_node given.)
+    parents = {node["parent"] for node in mapping.values() if isinstance(node, Mapping) and isinstance(node.get("parent"), str)}
     leaves = [node_id for node_id in mapping if node_id not in parents]
     if not leaves:  # every node continued by another: a cycle, which the walk from any node names
         return next(reversed(list(mapping)))
