@@ -10,6 +10,10 @@ the bare labels stores made before the prefix used; a label naming the store's o
 refused. Any label names an agent (``label_agent``): one that is no agent name as it is (``José``,
 ``user 42``, a long one) is written as one (``lg:id.Jos@c3@a9``) that no other label names, which
 is why a put's label with "." (that LangGraph's own ``put`` refuses) is refused in a batch too.
+A store lists, sweeps and reads only the items whose label names, under its own prefix, the agent
+holding them (``EngramStore._holds``): every name starts with ``""``, and ``lg:x``'s agents start
+with ``lg:``, so stores on one engram whose prefixes overlap would otherwise list (their users'
+labels) and sweep each other's items.
 The full namespace, its labels and the item's key and value are kept in the memory's metadata;
 the memory's key is ``lg:`` + the percent-escaped namespace and key (its digest when longer than a
 memory key may be), so an item is one memory.
