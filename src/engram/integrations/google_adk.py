@@ -266,7 +266,7 @@ class EngramMemoryService(BaseMemoryService):
             if problem is not None:
                 log.warning("google-adk: %s (%s) left out of memory: it %s (allowed: %s%s)", problem.field, source_id,
                             problem.problem, problem.allowed,
-                            "; a longer limit: ENGRAM_MAX_CONTENT_CHARS" if "maximum" in problem.problem else "")
+                            "; a longer limit: ENGRAM_MAX_CONTENT_CHARS" if len(text) > self.engram.max_content_chars else "")
                 return None
         return Record(source_id=source_id, where=where, content=text, category=category, type=type_,
                       metadata={"adk": adk}, created_at=when, updated_at=when, agent=agent,

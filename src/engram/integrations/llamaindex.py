@@ -150,7 +150,7 @@ class EngramMemoryBlock(BaseMemoryBlock[str]):
             except ValidationError as exc:
                 log.warning("llamaindex: messages[%d].content (%s) left out of memory: it %s (allowed: %s%s)", i, role,
                             exc.problem, exc.allowed,
-                            "; a longer limit: ENGRAM_MAX_CONTENT_CHARS" if "maximum" in exc.problem else "")
+                            "; a longer limit: ENGRAM_MAX_CONTENT_CHARS" if len(text) > self.engram.max_content_chars else "")
                 before = ""  # the next message answers this one, not the one before it
                 continue
             session = message.additional_kwargs.get("session_id")
