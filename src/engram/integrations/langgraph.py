@@ -389,8 +389,9 @@ class EngramStore(BaseStore):
         view = self._view(op.namespace)
         ref = self._ref(op.namespace, op.key)
         if op.value is None:
-            if view.find(ref) is not None:
-                view.forget(ref, reason="langgraph delete")
+            found = view.find(ref)
+            if found is not None and self._holds(found):  # as a get reads it: only this store's item
+                view.forget(found, reason="langgraph delete")
             return
         value = dict(op.value)
         ttl = _minutes(op.ttl, "ttl")
