@@ -92,6 +92,18 @@ def _distinct_times(batch: list[Message], untimed: set[int] | frozenset[int], be
     return out
 
 
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Screened:
+    """Built messages as the history stores them (screened by its PII policy, each within its length
+    as redacted) with each one's PII warnings, made by ``History.screen``: a caller that must check a
+    batch before appending it (an import, before it writes its memories) screens each message once,
+    then checks (``check_many``) and appends (``append_screened``) what was screened."""
+
+    messages: tuple[Message, ...]
+    warnings: tuple[tuple[str, ...], ...]
+
+
 class History:
     def __init__(
         self,
@@ -286,18 +298,18 @@ class History:
 
     def _add(self, key: str, batch: list[Message], name: Callable[[int, str], str], *,
              untimed: set[int] | frozenset[int] = frozenset(),
-             where: Callable[[int], str] = lambda i: "") -> Appended:
+             where: Callable[[int], str] = lambda i: "", screened: Screened | None = None) -> Appended:
         """The one append path (``add`` is a batch of one): pair tool results with their calls,
         give the ``untimed`` messages (given no time: the clock's) times past the one before,
         screen them for PII, write the batch at once, trim, index the exchanges it ended and report
         its ended turns. ``name`` names a field of the batch's i-th message in an error, ``where``
-        begins its PII warnings."""
+        begins its PII warnings; ``screened``: the batch as ``screen`` made it, not screened again."""
         if not self.enabled or not batch:
             return Appended(tuple(batch), self.enabled)
         recent = self._live_store().get_recent(key, self.max_history_len)
         if untimed:
             batch = _distinct_times(batch, untimed, recent[-1].created_at if recent else None)
-        batch, warnings = self._checked(recent, batch, name, where)
+        batch, warnings = self._checked(recent, batch, name, where, screened=screened)
         self._live_store().append_many(key, batch)
         window = [*recent, *batch]
         if self.trims and len(window) > self.max_history_len:
@@ -316,34 +328,67 @@ class History:
                         self.turn_hook(key, count)
         return Appended(tuple(batch), True, tuple(warnings))
 
-    def check_many(self, key: str, messages: Sequence[Message], *, names: Sequence[str],
+    def screen(self, messages: Sequence[Message], *, names: Sequence[str]) -> Screened:
+        """The built ``messages`` as an append would store them, screened once (``Screened``).
+        Raises ``ValidationError`` naming the message by ``names`` and the field (two names of a
+        tool result's JSON redaction makes one, a text over its limit only as redacted)."""
+        return self._screened(list(messages), lambda i, field: f"{names[i]}.{field}")
+
+    def check_many(self, key: str, messages: Sequence[Message] | Screened, *, names: Sequence[str],
                    held: Sequence[Message] | None = None) -> None:
         """Refuse what ``append_many`` would refuse of the built ``messages`` appended to ``key`` now,
         as it would, without writing anything: for a caller that must refuse before writing
-        elsewhere (an import, before its memories). ``held``: the conversation's messages to check
-        against instead of the stored ones (``()`` for an agent whose database is not made yet).
-        Nothing is refused with history off (``enabled``), as ``append_many`` stores nothing then.
+        elsewhere (an import, before its memories). ``messages`` screened already (``screen``) are
+        not screened again. ``held``: the conversation's messages to check against instead of the
+        stored ones (``()`` for an agent whose database is not made yet). Nothing is refused with
+        history off (``enabled``), as ``append_many`` stores nothing then.
         Raises ``ValidationError`` naming the message by ``names`` and the field."""
-        if not self.enabled or not messages:
+        batch = list(messages.messages if isinstance(messages, Screened) else messages)
+        if not self.enabled or not batch:
             return
         recent = self._live_store().get_recent(normal_key(key), self.max_history_len) if held is None else held
-        self._checked(recent, list(messages), lambda i, field: f"{names[i]}.{field}")
+        self._checked(recent, batch, lambda i, field: f"{names[i]}.{field}",
+                      screened=messages if isinstance(messages, Screened) else None)
 
-    def _checked(self, recent: Sequence[Message], batch: list[Message], name: Callable[[int, str], str],
-                 where: Callable[[int], str] = lambda i: "") -> tuple[list[Message], list[str]]:
-        """``batch`` as it is to be stored after ``recent`` (the conversation's last messages) and
-        its PII warnings, or the ``ValidationError`` the append gives: the one rule ``_add`` writes
-        by and ``check_many`` checks by. Screened first: a tool result is paired with its call by
-        the ids as stored (redacted the same way), in ``recent`` or earlier in the batch."""
-        out = list(batch)
-        warnings: list[str] = []
+    def append_screened(self, key: str, screened: Screened, *, names: Sequence[str]) -> Appended:
+        """Append messages ``screen`` screened (and ``check_many`` checked) in one write, as
+        ``append_many_reported`` appends built ones, without screening them again: only the tool
+        calls their results answer are checked against the conversation as it is now, which may
+        have changed since the check. Raises ``ValidationError`` naming the message by ``names``
+        (nothing is written), ``StorageError``."""
+        key = normal_key(key)
+        if not screened.messages:
+            raise ValidationError("messages", "the list is empty", "a list of at least 1 message")
+        return self._add(key, list(screened.messages), lambda i, field: f"{names[i]}.{field}",
+                         where=lambda i: f"{names[i]}: ", screened=screened)
+
+    def _screened(self, batch: list[Message], name: Callable[[int, str], str]) -> Screened:
+        """``batch`` screened by the PII policy, each message once: the one place an appended
+        message is screened. Raises ``ValidationError`` named by ``name``."""
+        out: list[Message] = []
+        found: list[tuple[str, ...]] = []
         for i, message in enumerate(batch):
             try:
-                out[i], found = self.privacy.screen_message(message)
-                check_redacted_length("content", message.content, out[i].content, MAX_MESSAGE_CHARS)
+                stored, warnings = self.privacy.screen_message(message)
+                check_redacted_length("content", message.content, stored.content, MAX_MESSAGE_CHARS)
             except ValidationError as exc:
                 raise ValidationError(name(i, exc.field), exc.problem, exc.allowed) from None
-            warnings += [where(i) + warning for warning in found]
+            out.append(stored)
+            found.append(tuple(warnings))
+        return Screened(tuple(out), tuple(found))
+
+    def _checked(self, recent: Sequence[Message], batch: list[Message], name: Callable[[int, str], str],
+                 where: Callable[[int], str] = lambda i: "", *,
+                 screened: Screened | None = None) -> tuple[list[Message], list[str]]:
+        """``batch`` as it is to be stored after ``recent`` (the conversation's last messages) and
+        its PII warnings, or the ``ValidationError`` the append gives: the one rule ``_add`` writes
+        by and ``check_many`` checks by. Screened first (unless ``screened`` is the batch as
+        ``screen`` made it): a tool result is paired with its call by the ids as stored (redacted
+        the same way), in ``recent`` or earlier in the batch."""
+        if screened is None:
+            screened = self._screened(batch, name)
+        out = list(screened.messages)
+        warnings = [where(i) + warning for i, found in enumerate(screened.warnings) for warning in found]
         calls = {call.id for m in recent for call in m.tool_calls}
         for i, message in enumerate(out):
             if message.role is Role.TOOL and message.tool_call_id not in calls:
