@@ -146,10 +146,11 @@ def agent_database_path(settings: Settings, agent: str | None = None) -> Path:
 
 def history_backend_name(settings: Settings) -> str:
     """``history.backend``; left at its default it follows a PostgreSQL memory backend, so that one
-    ``database_url`` puts everything in the shared database."""
+    ``database_url`` puts everything in the shared database, and memory turned off (``disabled``:
+    no conversations kept either, as the reference's memory off keeps nothing; sclaw, reference 001)."""
     h = settings.history
-    if "backend" not in h.model_fields_set and settings.backend == "postgres":
-        return "postgres"
+    if "backend" not in h.model_fields_set and settings.backend in ("postgres", "disabled"):
+        return settings.backend
     return h.backend
 
 
@@ -162,7 +163,7 @@ def open_history(settings: Settings, agent: str, backend: Backend | None = None,
     ``backend`` the configured one is opened for this history alone and closed with it.
     ``privacy`` is the engine's PII policy (``engine_options`` makes it from ``[privacy]``; made
     alike here when not given): every message and summary is screened by it before it is written."""
-    from engram.history.service import History
+    from engram.history.service import HISTORY_OFF, MEMORY_OFF, History
     from engram.privacy import PiiPolicy
 
     if privacy is None:
@@ -191,7 +192,8 @@ def open_history(settings: Settings, agent: str, backend: Backend | None = None,
             semantic.warm(store)
     return History(store, max_history_len=h.max_history_len, compaction=h.compaction, semantic=semantic,
                    purge=purge, recap_top_k=h.recap_top_k, on_close=None if home is backend else home.close,
-                   enabled=h.enabled, privacy=privacy,
+                   enabled=h.enabled and name != "disabled", off_reason=MEMORY_OFF if name == "disabled" else HISTORY_OFF,
+                   privacy=privacy,
                    unread=unread_clawless_history(settings, home.path if name == "jsonl" else None),
                    trims=name != "jsonl")  # the JSONL store keeps its own bound, Clawless's max_entries
 

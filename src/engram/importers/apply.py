@@ -145,7 +145,7 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     by_place = _by_place(plan.history)
     history_on = bool(messages or summaries) and engram.history.enabled  # (no history opened for none)
     batches: _Batches = {}
-    present = len(messages)  # with history off, none is imported (``HISTORY_OFF``)
+    present = len(messages)  # with history off, none is imported (``History.off_reason``)
     if history_on:
         stored = _stored_histories(engram)
         batches, present = _history_batches(engram, messages, by_place, stored)
@@ -165,10 +165,8 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
         updated += len(write.changes)
     if not history_on:
         if messages or summaries:
-            from engram.history.service import HISTORY_OFF
-
             warnings.append(f"{counted(len(messages), 'conversation message')} and "
-                            f"{counted(len(summaries), 'summary')} not imported: {HISTORY_OFF}")
+                            f"{counted(len(summaries), 'summary')} not imported: {engram.history.off_reason}")
         added, gained = 0, {}
         summaries_set, summaries_kept = 0, len(summaries)
     else:
