@@ -331,6 +331,27 @@ def migrate_to_postgres(settings: Settings, sqlite_path: Path, database_url: str
     return report
 
 
+def migrate_from_postgres(settings: Settings, database_url: str, sqlite_path: Path | None = None,
+                          progress: Progress | None = None, *, named: str | None = None) -> TransferReport:
+    """``engram migrate --from URL``: copy the PostgreSQL database back into one SQLite file
+    (``copy_postgres_to_sqlite``): ``sqlite_path`` (``--to``), else the configured shared file
+    (``path``, else ``home/memory.db``), encrypted with ``privacy.encryption_key`` when one is set.
+    Raises ``ValidationError`` (field ``per_agent_databases``) with one database per agent, whose
+    agents' files a copy into one file would not fill, and what the copy raises."""
+    from engram.db.transfer_back import copy_postgres_to_sqlite
+    from engram.errors import ValidationError
+
+    if settings.per_agent_databases:
+        raise ValidationError("per_agent_databases", "is on: a copy back from PostgreSQL goes into one SQLite file"
+                              " of every agent, which a home with one database per agent does not read",
+                              "per_agent_databases off (ENGRAM_PER_AGENT_DATABASES=false) for the copy and after it")
+    target = sqlite_path or settings.path or settings.home / "memory.db"
+    if sqlite_path is None:
+        make_home(settings.home)
+    return copy_postgres_to_sqlite(database_url, target, settings=settings.postgres, progress=progress,
+                                   key=settings.privacy.key(), named=named)
+
+
 def _hand_over_sync_state(settings: Settings, sqlite_path: Path, database_url: str, agent: str | None) -> str | None:
     from engram.db.postgres import redact_dsn
     from engram.files.state import database_identity
