@@ -277,20 +277,21 @@ MAINTENANCE_STATE = ".maintenance.json"
 def migration_target(settings: Settings, to: str | None) -> str:
     """The PostgreSQL database ``engram migrate`` copies into: ``to`` (``--to``) when given, else the
     configured ``database_url`` (``ENGRAM_DATABASE_URL``, the config file), the database engram uses
-    once the copy is done. A copy only ever goes from SQLite into PostgreSQL, so the setting names
-    no other direction. Raises ``ValidationError`` (field ``--to``) when neither names one."""
+    once the copy is done. The copy back (``migrate_from_postgres``) names its file with ``--to``
+    itself, so the setting names no other direction. Raises ``ValidationError`` (field ``--to``) when neither names one."""
     from engram.db.pg_settings import DSN_ALLOWED, dsn_problem
     from engram.errors import ValidationError
 
     if to is not None:
         if not to.strip():  # `--to "$URL"` with the variable unset: not the configured database unsaid
             raise ValidationError("--to", "empty", "a PostgreSQL URL: postgresql://user:password@host/db")
-        # Refused before anything is opened, as database_url is: a SQLite file given here (a copy
-        # back, which migrate does not make) was handed to libpq and came back as its "missing '='
+        # Refused before anything is opened, as database_url is: a SQLite file given here (meant
+        # as a copy back, which takes --from URL) was handed to libpq and came back as its "missing '='
         # after ... in connection info string", exit 1, naming no option.
         problem = dsn_problem(to)
         if problem:
-            raise ValidationError("--to", f"{problem}: a copy only goes from SQLite into PostgreSQL", DSN_ALLOWED)
+            raise ValidationError("--to", f"{problem}: --to names the PostgreSQL database to copy into (a copy back"
+                                  " into a SQLite file is --from postgresql://… --to FILE)", DSN_ALLOWED)
         return to
     if settings.database_url:
         return settings.database_url
