@@ -173,3 +173,21 @@ def test_the_cli_copies_back_into_the_configured_file_and_reports_a_rerun(pg_url
     assert sorted(m["key"] for m in json.loads(listed.stdout)) == ["printer", "wifi"]
     per_agent = _run(home, "migrate", "--from", pg_url, ENGRAM_PER_AGENT_DATABASES="true")
     assert per_agent.returncode == 2 and "per_agent_databases" in per_agent.stderr, per_agent.stderr
+
+
+def test_the_copy_back_draws_its_bars_on_stderr_and_keeps_stdout_for_the_report(
+        pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moved_up: tuple[Path, str]) -> None:
+    from typer.testing import CliRunner
+
+    from engram.interfaces.cli import render
+    from engram.interfaces.cli.app import app
+
+    # Rich draws bars only on a terminal: stderr's console made one, stdout's left as it is.
+    monkeypatch.setitem(render._consoles, "errors", render._clean_console(stderr=True, force_terminal=True))
+    back = tmp_path / "back.db"
+    result = CliRunner().invoke(app, ["--home", str(tmp_path / "home"), "migrate", "--from", pg_url, "--to", str(back)],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "2491/2491" in result.stderr and "━" in result.stderr  # the messages table's bar
+    assert "2491/2491" not in result.stdout
+    assert f"→ {back}" in result.stdout and "differs" not in result.stdout  # the report's table
