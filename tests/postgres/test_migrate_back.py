@@ -97,7 +97,12 @@ def test_a_copy_back_holds_every_row_of_the_database_and_the_file_works(pg_url: 
     assert report.tables["memories"].copied == 3 and report.tables["history_messages"].copied == 2491
     assert all(t.skipped == 0 for t in report.tables.values())
     assert report.embedding_identity is not None
-    assert _rows(back) == _rows(original)  # byte for byte as the copy compares: every table, every row
+    assert _rows(back) == _rows(original)  # every table, every row, as the copy compares them
+    for query in ("SELECT id, content, tags, metadata FROM memories ORDER BY id",  # the stored text itself
+                  "SELECT seq, content, tool_calls, metadata FROM history_messages ORDER BY agent, conversation, seq",
+                  "SELECT seq, detail FROM audit_log ORDER BY seq"):
+        with closing(sqlite3.connect(original)) as before, closing(sqlite3.connect(back)) as after:
+            assert after.execute(query).fetchall() == before.execute(query).fetchall(), query
     store = SqliteMemoryStore(back)
     try:
         engram = Engram(store, agent="alice", embedder=HashingEmbedder())
@@ -191,3 +196,22 @@ def test_the_copy_back_draws_its_bars_on_stderr_and_keeps_stdout_for_the_report(
     assert "2491/2491" in result.stderr and "━" in result.stderr  # the messages table's bar
     assert "2491/2491" not in result.stdout
     assert f"→ {back}" in result.stdout and "differs" not in result.stdout  # the report's table
+
+
+def test_a_row_changed_on_postgresql_since_a_copy_back_refuses_the_file_unchanged(
+        pg_url: str, tmp_path: Path, moved_up: tuple[Path, str]) -> None:
+    from engram.db.postgres import PgDatabase
+    from engram.store.postgres import PostgresMemoryStore
+
+    back = tmp_path / "memory.db"
+    assert copy_postgres_to_sqlite(pg_url, back).verified
+    db = PgDatabase.connect(pg_url)
+    try:
+        Engram(PostgresMemoryStore(db), agent="bob").update("note", content="bob's note, changed on PostgreSQL")
+    finally:
+        db.close()
+    before = _rows(back)
+    with pytest.raises(ValidationError) as refused:
+        copy_postgres_to_sqlite(pg_url, back)
+    assert refused.value.field == "to" and "memories row (" in str(refused.value) and "holds other content" in str(refused.value)
+    assert _rows(back) == before  # nothing written
