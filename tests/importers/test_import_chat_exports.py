@@ -411,3 +411,57 @@ def test_a_malformed_claude_memories_file_is_named_and_nothing_is_written(tmp_pa
     assert isinstance(result.exception, SnapshotError), result.exception
     assert "memories.json[0].project_memories.p: got a list" in str(result.exception), result.exception
     assert as_json(home, "history", "list") == [] and as_json(home, "list") == []
+
+
+def _regenerated(current_node: Any, *, absent: bool = False) -> list[dict[str, Any]]:
+    """One ChatGPT conversation as its export writes it: a question and two answers to it, the
+    second regenerated later (a branch of its own); the older answer listed last in ``mapping``."""
+
+    def node(node_id: str, parent: str | None, children: list[str], role: str | None, text: str = "",
+             at: float | None = None) -> dict[str, Any]:
+        message = None if role is None else {
+            "id": node_id, "author": {"role": role, "name": None, "metadata": {}}, "create_time": at,
+            "update_time": None, "content": {"content_type": "text", "parts": [text]}, "status": "finished_successfully",
+            "end_turn": True, "weight": 1.0, "metadata": {}, "recipient": "all"}
+        return {"id": node_id, "message": message, "parent": parent, "children": children}
+
+    mapping = {
+        "root": node("root", None, ["q"], None),
+        "q": node("q", "root", ["a-old", "a-new"], "user", "Name a good first houseplant?", 1717000000.0),
+        "a-new": node("a-new", "q", [], "assistant", "A pothos: it forgives missed waterings.", 1717000300.5),
+        "a-old": node("a-old", "q", [], "assistant", "A cactus.", 1717000010.0),
+    }
+    conversation: dict[str, Any] = {"title": "Houseplants", "create_time": 1717000000.0, "update_time": 1717000300.5,
+                                    "mapping": mapping, "moderation_results": [], "current_node": current_node,
+                                    "conversation_id": "68000000-0000-8000-8000-0000000000aa",
+                                    "id": "68000000-0000-8000-8000-0000000000aa"}
+    if absent:
+        del conversation["current_node"]
+    return [conversation]
+
+
+@pytest.mark.parametrize("absent", [False, True])
+def test_a_conversation_without_current_node_imports_the_branch_last_written_to(tmp_path: Path, absent: bool) -> None:
+    # Real exports can give current_node as null: refused before ("[0].current_node: is missing"),
+    # so the whole export imported nothing. The branch ChatGPT shows is the one last written to.
+    folder = tmp_path / "export"
+    folder.mkdir()
+    (folder / "conversations.json").write_text(json.dumps(_regenerated(None, absent=absent)), encoding="utf-8")
+    (folder / "user.json").write_text("{}", encoding="utf-8")
+    home = tmp_path / "home"
+    first = as_json(home, "import", str(zipped(folder, tmp_path / "export.zip")))
+    assert (first["kind"], first["messages_imported"]) == ("chatgpt", 2), first
+    warnings = "\n".join(first["warnings"])
+    assert "1 conversation without current_node (null or absent): its branch ending at the latest message" in warnings, warnings
+    assert "messages on other branches (1)" in warnings, warnings
+    key = "chatgpt:68000000-0000-8000-8000-0000000000aa"
+    assert [(m["role"], m["content"]) for m in shown(home, key)] == [
+        ("user", "Name a good first houseplant?"), ("assistant", "A pothos: it forgives missed waterings.")]
+    again = as_json(home, "import", str(tmp_path / "export.zip"))
+    assert (again["messages_imported"], again["messages_skipped"]) == (0, 2), again
+    # A current_node given still decides, the older branch included.
+    given = tmp_path / "given.json"
+    given.write_text(json.dumps(_regenerated("a-old")), encoding="utf-8")
+    other = tmp_path / "other"
+    as_json(other, "import", str(given))
+    assert [m["content"] for m in shown(other, key)] == ["Name a good first houseplant?", "A cactus."]

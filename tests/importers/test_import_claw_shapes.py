@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from engram.errors import SnapshotError
+from engram.interfaces.cli.app import app
 from tests.cli_in_process import cli_output
+from tests.importers.cli_runs import runner
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "import"
 
@@ -288,3 +291,59 @@ def test_a_clawless_message_refused_by_the_history_is_named_as_the_file_spells_i
         with pytest.raises(SnapshotError) as refused:
             mem.import_from(source, "clawless")
         assert str(refused.value).startswith(f"conversation-history.jsonl line 1.{user} or .{bot}: is "), str(refused.value)
+
+
+def test_a_chat_id_holding_a_colon_is_the_chats_thread_as_engrams_jsonl_history_writes_it(tmp_path: Path) -> None:
+    """engram's ``jsonl`` history writes a thread's conversation (``slack:C1:T7``) as the line's
+    ``chatId`` ``C1:T7``, and reads it back so; importing that file (``--from clawless``) refused it
+    (``chatId: "C1:T7" cannot be part of a key``), and with it the whole history. A ``chatId`` that
+    still cannot be a key's parts keeps its usable characters and a hash, its id as written in the
+    metadata, and a platform that cannot be a channel is still refused, naming it."""
+    written = tmp_path / "written"
+    history = tmp_path / "conversation-history.jsonl"
+    env = {"ENGRAM_HISTORY__BACKEND": "jsonl", "ENGRAM_HISTORY__PATH": str(history), "ENGRAM_EMBEDDINGS__PROVIDER": "none"}
+    cli_output(written, "history", "append", "slack:C1:T7", "Which room is the retro in?", env=env)
+    cli_output(written, "history", "append", "slack:C1:T7", "Room 4B.", "--role", "assistant", env=env)
+    assert json.loads(history.read_text("utf-8").splitlines()[0])["chatId"] == "C1:T7"
+    with history.open("a", encoding="utf-8") as out:  # as Clawless's code writes a line, with an id no key part can be
+        out.write(json.dumps({"timestamp": "2026-03-02T07:41:09.318Z", "chat_id": "team a:b:c",
+                              "user_message": "hi", "bot_response": "hello", "platform": "telegram"}) + "\n")
+    home = tmp_path / "home"
+    summary = as_json(home, "import", str(history), "--from", "clawless")
+    assert summary["messages_imported"] == 4, summary
+    keys = {c["key"] for c in as_json(home, "history", "list")}
+    assert "slack:C1:T7" in keys and len(keys) == 2, keys
+    shown = as_json(home, "history", "show", "slack:C1:T7")["messages"]
+    assert [(m["role"], m["content"]) for m in shown] == [("user", "Which room is the retro in?"),
+                                                          ("assistant", "Room 4B.")]
+    [other] = keys - {"slack:C1:T7"}
+    assert other.startswith("telegram:team-a-b-c-"), other
+    assert as_json(home, "history", "show", other)["messages"][0]["metadata"]["clawless"]["chatId"] == "team a:b:c"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"userMessage": "hi", "botResponse": "yo", "chatId": "1", "platform": "tele gram",
+                               "timestamp": "2026-03-02T07:41:09.318Z"}) + "\n", "utf-8")
+    result = runner.invoke(app, ["--home", str(tmp_path / "bad-home"), "import", str(bad), "--from", "clawless"])
+    assert isinstance(result.exception, SnapshotError), result.output
+    assert 'conversation-history.jsonl line 1.platform: "tele gram" cannot be part of a key' in str(result.exception)
+
+
+def test_an_openclaw_files_own_title_is_no_tag(tmp_path: Path) -> None:
+    """OpenClaw's templates title ``MEMORY.md`` ``# MEMORY.md - Long-Term Memory`` and a daily log
+    with its date: each fact of the file got that title as a tag (``memory-md-long-term-memory``,
+    ``2026-02-03``), the file's name on every memory. The title stays among the headings in the
+    metadata; a heading naming a topic is a tag as before, a topic file's title (``# Acme``) too."""
+    workspace = tmp_path / "workspace"
+    (workspace / "memory" / "projects").mkdir(parents=True)
+    (workspace / "MEMORY.md").write_text("# MEMORY.md - Long-Term Memory\n\n## Preferences\n\n"
+                                         "- Deploys go out on Tuesdays\n", "utf-8")
+    (workspace / "memory" / "2026-02-03.md").write_text("# 2026-02-03\n\n- Fixed the billing bug\n", "utf-8")
+    (workspace / "memory" / "projects" / "acme.md").write_text("# Acme\n\n- Acme pays on net 60\n", "utf-8")
+    home = tmp_path / "home"
+    assert as_json(home, "import", str(workspace))["imported"] == 3
+    by_content = {m["content"]: m for m in as_json(home, "list")}
+    deploys, billing = by_content["Deploys go out on Tuesdays"], by_content["Fixed the billing bug"]
+    assert deploys["tags"] == ["preferences"], deploys
+    assert deploys["metadata"]["openclaw"]["headings"] == ["MEMORY.md - Long-Term Memory", "Preferences"]
+    assert billing["tags"] == ["daily"] and billing["metadata"]["openclaw"]["headings"] == ["2026-02-03"], billing
+    assert by_content["Acme pays on net 60"]["tags"] == ["acme"]
+    assert as_json(home, "list", "--tag", "memory-md-long-term-memory") == []

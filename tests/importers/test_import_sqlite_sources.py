@@ -154,7 +154,9 @@ def test_sclaw_memory_db_facts_history_and_summaries(tmp_path: Path, kind: str |
 
     [dark] = as_json(home, "list", "--meta", "kind=preference")  # sclaw's SearchByMetadata
     assert (dark["content"], dark["tags"], dark["source"]) == ("User prefers dark mode", ["preferences"], "sclaw")
-    assert dark["metadata"]["sclaw"] == {"id": "1770631800000000000-0-1", "source": "telegram:42:"}
+    # (with the SHA-256 of the text the import brought: a re-import brings sclaw's rewrite unless engram changed it)
+    assert dark["metadata"]["sclaw"] == {"id": "1770631800000000000-0-1", "source": "telegram:42:",
+                                         "imported_text_sha256": hashlib.sha256(b"User prefers dark mode").hexdigest()}
     assert dark["created_at"] == pytest.approx(1770633000.123457)
     shown = as_json(home, "history", "show", "telegram:42")
     assert [(m["role"], m["content"]) for m in shown["messages"]] == [
@@ -192,9 +194,11 @@ def test_a_facts_own_sclaw_metadata_is_kept_beside_engrams_provenance(tmp_path: 
     assert "facts row 2.metadata.sclaw: kept as metadata.sclaw.own (metadata.sclaw holds where the record came " \
            "from in sclaw)" in first["warnings"]
     [alice] = as_json(home, "list", "--meta", "kind=name")
-    assert alice["metadata"] == {"kind": "name", "sclaw": {"id": "1770631800000000000-1-2", "own": own}}
+    assert alice["metadata"] == {"kind": "name", "sclaw": {
+        "id": "1770631800000000000-1-2", "own": own,
+        "imported_text_sha256": hashlib.sha256(b"User's name is Alice").hexdigest()}}
     [dark] = as_json(home, "list", "--meta", "kind=preference")  # no own "sclaw": as before, no "own"
-    assert dark["metadata"]["sclaw"] == {"id": "1770631800000000000-0-1", "source": "telegram:42:"}
+    assert "own" not in dark["metadata"]["sclaw"]
 
 
 def test_a_summary_engram_already_holds_is_kept_and_named(tmp_path: Path) -> None:

@@ -172,6 +172,37 @@ def test_a_message_time_the_history_refuses_is_named_as_the_file_spells_it(tmp_p
         assert mem.for_agent("carol").history.conversations() == []
 
 
+@pytest.mark.parametrize(("dump", "node", "field"), [(DUMP, "3000-01-01T00:00:00Z", "created_at"),
+                                                     (TS_DUMP, 32503680000, "createdAt")])
+def test_a_node_time_in_the_year_3000_is_kept_and_named_in_a_warning(tmp_path: Path, dump: Path, node: Any,
+                                                                      field: str) -> None:
+    """A record time later than now (a node made in the year 3000) is kept as the source gives it,
+    as every importer keeps a source's times, but named per record, as the file spells the field:
+    it was stored without a word, the memory new to retention, hygiene and decay for ever after.
+    A time past any date engram can show is refused, naming it (a time that is no date)."""
+    data = json.loads(dump.read_text(encoding="utf-8"))
+    data["users"][0]["nodes"][0][field] = node
+    path = tmp_path / "zep.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    home = tmp_path / "home"
+    summary = as_json(home, "import", str(path), "--from", "zep")
+    named = [w for w in summary["warnings"] if "later than now" in w]
+    assert named == [f"users[0].nodes[0]: {field} 3000-01-01T00:00:00+00:00 is later than now: kept as the source gives it "
+                     "(remember would refuse it; retention, hygiene and decay count the memory as new until then)"], summary
+    agent = data["users"][0].get("user_id") or data["users"][0]["userId"]
+    name = data["users"][0]["nodes"][0]["name"]
+    [kept] = [m for m in as_json(home, "-a", agent, "list", "--limit", "1000") if m["related_entity"] == name
+              and m["content"] == data["users"][0]["nodes"][0]["summary"]]
+    assert kept["created_at"] == 32503680000.0
+    assert as_json(home, "import", str(path), "--from", "zep")["imported"] == 0  # found again: its id holds that time
+    data["users"][0]["nodes"][0][field] = "9999-06-01T00:00:00Z"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    result = runner.invoke(app, ["--home", str(tmp_path / "other"), "import", str(path), "--from", "zep"])
+    assert isinstance(result.exception, SnapshotError)
+    assert str(result.exception).startswith(f'users[0].nodes[0].{field}: "9999-06-01T00:00:00Z" is not a time engram can '
+                                            "show as a date"), result.exception
+
+
 @pytest.mark.parametrize(("change", "named"), [
     (lambda u: u["edges"][0].update(validAt="2025-13-40"), "users[0].edges[0].validAt"),
     (lambda u: u["edges"][0].update(invalidAt="2025-01-01T00:00:00Z"),

@@ -258,6 +258,61 @@ def test_an_event_engram_cannot_store_is_left_out_with_a_warning(engram: Engram,
     assert "events[1]" in caplog.text and "NUL" in caplog.text
 
 
+def test_a_nul_or_lone_surrogate_anywhere_an_event_is_kept_leaves_it_out_named(
+        engram: Engram, caplog: pytest.LogCaptureFixture) -> None:
+    """An event's author, id and whole content are kept in its memory's metadata, which the import
+    path stores as given: a NUL there was stored (PostgreSQL's jsonb refuses one), and a lone
+    surrogate in the text raised Python's own UnicodeEncodeError. Each such event is left out and
+    named, as one with such a text; the rest is stored."""
+    service = EngramMemoryService(engram)
+
+    def said(text: str, *extra: types.Part) -> types.Content:
+        return types.Content(role="user", parts=[types.Part(text=text), *extra])
+
+    events = [Event(author="us\x00er", content=said("author with a NUL")),
+              Event(author="user", content=said("a call's argument", types.Part(
+                  function_call=types.FunctionCall(name="look", args={"q": "bad\ud800"})))),
+              Event(author="user", content=said("lone \udc00 surrogate")),
+              Event(author="user", id="ev\x00nt", content=said("an id with a NUL")),
+              Event(author="user", content=said("kept as it is"))]
+    with caplog.at_level(logging.WARNING, logger="engram.integrations.google_adk"):
+        asyncio.run(service.add_events_to_memory(app_name=APP, user_id="alice", events=events, session_id="s"))
+    stored = engram.for_agent("adk:shop:alice").list()
+    assert [m.content for m in stored] == ["kept as it is"]
+    for named in ("events[0].author", "events[1].content", "events[2].content.parts", "events[3].id"):
+        assert f"{named} (" in caplog.text
+    assert "surrogate" in caplog.text and "NUL" in caplog.text
+
+
+def test_a_nul_or_lone_surrogate_in_an_explicit_item_or_the_call_is_refused_naming_it(engram: Engram) -> None:
+    service = EngramMemoryService(engram)
+
+    def entry(text: str = "Prefers tea", **fields: Any) -> MemoryEntry:
+        return MemoryEntry(content=types.Content(parts=[types.Part(text=text)]), **fields)
+
+    event = Event(author="user", content=types.Content(role="user", parts=[types.Part(text="fine")]))
+    cases = [(lambda: service.add_memory(app_name=APP, user_id="alice", memories=[entry(), entry("te\ud800a")]),
+              "memories[1].content.parts"),
+             (lambda: service.add_memory(app_name=APP, user_id="alice", memories=[entry(), entry(id="id\ud800")]),
+              "memories[1].id"),
+             (lambda: service.add_memory(app_name=APP, user_id="alice", memories=[entry(author="pl\x00anner")]),
+              "memories[0].author"),
+             (lambda: service.add_memory(app_name=APP, user_id="alice", memories=[entry(custom_metadata={"k": "v\x00"})]),
+              "memories[0].custom_metadata"),
+             (lambda: service.add_memory(app_name="sh\x00op", user_id="alice", memories=[entry()]), "app_name"),
+             (lambda: service.add_events_to_memory(app_name=APP, user_id="alice", events=[event], session_id="s\ud800"),
+              "session_id")]
+    for call, field in cases:
+        with pytest.raises(ValidationError) as err:
+            asyncio.run(call())
+        assert err.value.field == field
+    assert engram.for_agent("adk:shop:alice").count() == 0
+    # An id no memory can hold deletes nothing (a lone surrogate was Python's UnicodeEncodeError).
+    asyncio.run(service.add_memory(app_name=APP, user_id="alice", memories=[entry(id="pref-1")]))
+    asyncio.run(service.delete_memory(app_name=APP, user_id="alice", memory_id="pref\ud800"))
+    assert engram.for_agent("adk:shop:alice").count() == 1
+
+
 def _agents_folder_naming_engram(tmp_path: Path) -> Path:
     """An ADK agents folder whose services.yaml registers engram's memory service for ``engram://``,
     loaded into ADK's service registry."""

@@ -910,6 +910,54 @@ def test_a_sweep_touches_only_its_own_stores_agents(timed: Engram, clock: FakeCl
     assert tenants.sweep_ttl() == 1 and timed.for_agent("t:x").count() == 0
 
 
+@pytest.mark.parametrize(("mine", "theirs"), [("lg:", "lg:x"), ("", "lg:"), ("a", "a.b"), ("lg:x", "lg:")])
+def test_stores_whose_prefixes_overlap_never_list_sweep_or_read_each_others_items(
+        timed: Engram, clock: FakeClock, mine: str, theirs: str) -> None:
+    # Every agent named with "lg:x" starts with "lg:" (and every one with ""): one store listed the
+    # other's namespaces (its users' ids) and swept its expired items, as if they were its own.
+    a = EngramStore(timed, agent_from_namespace=1, agent_prefix=mine)
+    b = EngramStore(timed, agent_from_namespace=1, agent_prefix=theirs)
+    a.put(("memories", "ana"), "k", {"text": "ana's"})
+    a.put(("memories", "ana"), "old", {"text": "ana's, expiring"}, ttl=1)
+    b.put(("memories", "u1"), "k", {"text": "u1's secret"})
+    b.put(("memories", "u1"), "old", {"text": "u1's, expiring"}, ttl=1)
+    # The label of ``a`` that names the agent holding ``b``'s items, where there is one.
+    shadow = theirs[len(mine):] + "u1" if theirs.startswith(mine) else None
+    for store, own in ((a, ("memories", "ana")), (b, ("memories", "u1"))):
+        assert store.list_namespaces() == [own]
+        [listed] = store.batch([ListNamespacesOp(match_conditions=(MatchCondition("prefix", ("memories",)),))])
+        assert listed == [own]
+    if shadow is not None:
+        ns = ("memories", shadow)
+        assert label_agent(mine, shadow) == label_agent(theirs, "u1")  # the same engram agent
+        got, found, ranked = a.batch([GetOp(ns, "k"), SearchOp(ns), SearchOp(ns, query="secret")])
+        assert got is None and found == [] and ranked == []
+        a.delete(ns, "k")
+    clock.advance(2 * MINUTE)
+    assert a.sweep_ttl() == 1  # its own expired item, not b's
+    assert [i.key for i in b.search(("memories", "u1"))] == ["k"]
+    assert timed.for_agent(label_agent(theirs, "u1")).count() == 2  # b's expired one is b's to sweep
+    assert b.sweep_ttl() == 1
+    assert b.get(("memories", "u1"), "k").value == {"text": "u1's secret"}
+
+
+def test_a_key_or_label_no_item_can_hold_is_refused_by_every_op_naming_it(engram: Engram) -> None:
+    # A get, delete or search by a key or label with a NUL or a lone surrogate: a lone surrogate
+    # was Python's own UnicodeEncodeError (the memory key is the UTF-8, percent-escaped), a NUL None.
+    store = EngramStore(engram, agent_from_namespace=1)
+    store.put(("memories", "ana"), "k", {"text": "kept"})
+    for bad in ("a\x00b", "a\ud800b"):
+        for op, field in [(GetOp(("memories", "ana"), bad), "key"), (GetOp(("memories", bad), "k"), "namespace"),
+                          (PutOp(("memories", "ana"), bad, None), "key"), (PutOp(("memories", bad), "k", None), "namespace"),
+                          (SearchOp(("memories", bad)), "namespace_prefix"),
+                          (PutOp(("memories", "ana"), bad, {"text": "x"}), "key")]:
+            with pytest.raises(ValidationError) as err:
+                store.batch([PutOp(("memories", "ana"), "other", {"text": "not written"}), op])
+            assert err.value.field == field, op
+    assert [i.key for i in store.search(("memories", "ana"))] == ["k"]
+    assert [s for s in engram.stats().by_scope if s.startswith("agent:")] == ["agent:lg:ana"]
+
+
 def _sweeper_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "engram-langgraph-ttl-sweeper" and t.is_alive()]
 

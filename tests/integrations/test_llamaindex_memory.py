@@ -4,6 +4,7 @@ MockLLM), over a real SQLite store and the local embedding model."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -111,19 +112,43 @@ def test_the_same_messages_put_again_store_nothing_twice(engram: Engram) -> None
     assert all(engram.versions(m.id) == [] for m in engram.list())
 
 
-def test_what_is_stored_and_what_is_not(engram: Engram) -> None:
+def test_what_is_stored_and_what_is_not(engram: Engram, caplog: pytest.LogCaptureFixture) -> None:
     block = EngramMemoryBlock(engram=engram)
     call = ChatMessage(role="assistant", content=None, additional_kwargs={"tool_calls": [{"id": "c1"}]})
-    asyncio.run(block.aput([
-        ChatMessage(role="system", content="You are a helpful assistant."),
-        ChatMessage(role="user", content="What's the weather in Porto?"), call,
-        ChatMessage(role="tool", content="sunny, 24C"),
-        ChatMessage(role="assistant", content="  It is sunny in Porto.  "),
-        ChatMessage(role="user", content="x" * (engram.max_content_chars + 50)),
-    ]))
+    too_long = "x" * (engram.max_content_chars + 50)
+    with caplog.at_level(logging.WARNING, logger="engram.integrations.llamaindex"):
+        asyncio.run(block.aput([
+            ChatMessage(role="system", content="You are a helpful assistant."),
+            ChatMessage(role="user", content="What's the weather in Porto?"), call,
+            ChatMessage(role="tool", content="sunny, 24C"),
+            ChatMessage(role="assistant", content="  It is sunny in Porto.\r\n  "),
+            ChatMessage(role="user", content="   \n\t "),  # blank: nothing to remember
+            ChatMessage(role="user", content=too_long),
+            ChatMessage(role="assistant", content="That is a lot of x."),
+        ]))
     stored = {m.content: m for m in engram.list()}
-    assert set(stored) == {"What's the weather in Porto?", "It is sunny in Porto.", "x" * engram.max_content_chars}
-    assert stored["It is sunny in Porto."].search_context == "What's the weather in Porto?"  # found by its question
+    # Each text byte for byte as sent; the over-long one neither cut nor stored, and said so.
+    assert set(stored) == {"What's the weather in Porto?", "  It is sunny in Porto.\r\n  ", "That is a lot of x."}
+    assert stored["  It is sunny in Porto.\r\n  "].search_context == "What's the weather in Porto?"  # found by its question
+    assert stored["That is a lot of x."].search_context is None  # its question was left out
+    assert "messages[6].content" in caplog.text and f"is {len(too_long)} characters" in caplog.text
+    assert "ENGRAM_MAX_CONTENT_CHARS" in caplog.text
+    # The key leaves the ends' whitespace out, as memories stored stripped before were keyed: the
+    # message stripped, put again, is that memory, not a second one.
+    asyncio.run(block.aput([ChatMessage(role="assistant", content="It is sunny in Porto.")]))
+    assert engram.count() == 3
+
+
+def test_a_long_message_flushed_by_a_real_memory_fails_no_turn(engram: Engram, caplog: pytest.LogCaptureFixture) -> None:
+    memory = _memory(engram, "long")
+    long = "word " * (engram.max_content_chars // 5 + 1)
+    with caplog.at_level(logging.WARNING, logger="engram.integrations.llamaindex"):
+        _chat(memory, [("user", "My cat is called Miso"), ("assistant", "Miso is a sweet name."),
+                       ("user", long), ("assistant", "That was long."), *ALICE])
+    contents = {m.content for m in engram.list()}
+    assert {"My cat is called Miso", "Miso is a sweet name.", "That was long."} <= contents
+    assert long not in contents and not any(c.startswith("word word") for c in contents)
+    assert "left out of memory" in caplog.text
 
 
 def test_what_get_returns_is_bounded(engram: Engram) -> None:
@@ -196,12 +221,25 @@ def test_flags_and_priority_as_given(engram: Engram) -> None:
     assert EngramMemoryBlock(engram=engram, touch=None).touch is None
 
 
+def test_a_message_engram_cannot_store_is_left_out_and_named(engram: Engram, caplog: pytest.LogCaptureFixture) -> None:
+    # A NUL or a lone surrogate in what a user typed must not fail the chat's turn (the flush runs
+    # inside Memory.put) nor raise Python's own UnicodeEncodeError: it is named and left out.
+    block = EngramMemoryBlock(engram=engram)
+    with caplog.at_level(logging.WARNING, logger="engram.integrations.llamaindex"):
+        asyncio.run(block.aput([ChatMessage(role="user", content="fine"), ChatMessage(role="tool", content="skipped"),
+                                ChatMessage(role="assistant", content="bad\x00text"),
+                                ChatMessage(role="user", content="lone \ud800 surrogate")]))
+    assert [m.content for m in engram.list()] == ["fine"]
+    assert "messages[2].content" in caplog.text and "NUL" in caplog.text
+    assert "messages[3].content" in caplog.text and "surrogate" in caplog.text
+
+
 def test_a_bad_message_is_named_by_its_place_and_nothing_is_stored(engram: Engram) -> None:
     block = EngramMemoryBlock(engram=engram)
     with pytest.raises(ValidationError) as err:
         asyncio.run(block.aput([ChatMessage(role="user", content="fine"), ChatMessage(role="tool", content="skipped"),
-                                ChatMessage(role="assistant", content="bad\x00text")]))
-    assert err.value.field == "messages[2].content"
+                                ChatMessage(role="assistant", content="ok", additional_kwargs={"session_id": "s\x00"})]))
+    assert err.value.field == "messages[2].source"
     assert engram.count() == 0
 
 

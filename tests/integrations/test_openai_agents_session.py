@@ -229,7 +229,22 @@ def test_items_engram_refuses_add_none_of_them(engram: Engram) -> None:
     with pytest.raises(ValidationError) as err:
         asyncio.run(session.add_items(items))
     assert asyncio.run(session.get_items()) == []  # not "one", "two"
-    assert err.value.field == "messages[2].content"
+    assert err.value.field == "items[2].content"  # the caller's argument, not the history's messages[2]
+
+
+@pytest.mark.parametrize("bad", ["a NUL \x00", "a lone \ud800 surrogate"])
+def test_a_nul_or_lone_surrogate_anywhere_in_an_item_is_refused_naming_the_item(engram: Engram, bad: str) -> None:
+    # Kept whole in the history message's metadata: it was named "messages[1].metadata", words of
+    # engram's history, not of add_items.
+    session = EngramSession("batch", engram)
+    items = [{"role": "user", "content": "one"},
+             {"type": "function_call", "call_id": "c1", "name": "look_up", "arguments": f'{{"q": "{bad}"}}'},
+             {"role": "user", "content": [{"type": "input_text", "text": bad}]}]
+    for i in (1, 2):
+        with pytest.raises(ValidationError) as err:
+            asyncio.run(session.add_items(items[:1] + items[i:i + 1]))
+        assert err.value.field == "items[1]"  # the second item given
+    assert asyncio.run(session.get_items()) == []
 
 
 @pytest.mark.parametrize(("items", "field"), [

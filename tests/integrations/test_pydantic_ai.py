@@ -235,6 +235,22 @@ def test_a_run_with_a_message_engram_refuses_saves_none_of_it(engram: Engram) ->
     assert err.value.field == "messages[2].content"
 
 
+@pytest.mark.parametrize("bad", ["a NUL \x00", "a lone \ud800 surrogate"])
+def test_a_nul_or_lone_surrogate_anywhere_in_a_message_is_refused_naming_it(engram: Engram, bad: str) -> None:
+    # A lone surrogate was pydantic's own serialization error naming no message; a NUL in a tool
+    # call's arguments was named as the history's "messages[1].metadata".
+    store = EngramMessageStore(engram)
+    for messages, field in [([ModelRequest.user_text_prompt("first"), ModelRequest.user_text_prompt(bad)],
+                             "messages[1].content"),
+                            ([ModelRequest.user_text_prompt("first"),
+                              ModelResponse(parts=[TextPart("looking"), ToolCallPart("look_up", {"q": bad})])],
+                             "messages[1]")]:
+        with pytest.raises(ValidationError) as err:
+            store.save("c", messages)
+        assert err.value.field == field
+    assert store.messages("c") == []
+
+
 def test_a_run_whose_write_fails_half_way_saves_none_of_it(engram: Engram) -> None:
     store = EngramMessageStore(engram)
     with engram.history.store.db.write() as conn:  # the database refuses the third row, after two went in

@@ -55,6 +55,8 @@ log = logging.getLogger("engram.history")
 SUMMARY_HEADING = "[Conversation summary]"
 # What a door says when an append was not stored, in the setting's own words.
 HISTORY_OFF = "conversation history is off (history.enabled = false)"
+# ... and when memory is turned off with the history left to follow it (``history.disabled``).
+MEMORY_OFF = "conversation history is off with memory (backend = disabled; history.backend set to a store keeps it)"
 # Why semantic recall finds nothing whatever it is asked: no exchange index (``History.semantic``).
 SEMANTIC_OFF = "semantic recall is off (history.semantic = false, or no embedding model: embeddings.provider = none)"
 # What a message given to ``append_many`` as a mapping may hold: ``append``'s arguments.
@@ -117,12 +119,14 @@ class History:
         clock: Callable[[], float] = time.time,
         on_close: Callable[[], None] | None = None,
         enabled: bool = True,
+        off_reason: str = HISTORY_OFF,
         privacy: PiiPolicy | None = None,
         unread: Callable[[], None] | None = None,
         trims: bool = True,
     ) -> None:
         """``on_close`` runs after the store closes (a history backend opened for this history);
-        ``enabled`` False: appends are not stored (see the module doc); ``privacy`` is the engine's
+        ``enabled`` False: appends are not stored (see the module doc), ``off_reason`` saying why
+        (``HISTORY_OFF``, ``MEMORY_OFF``) for each door to say it; ``privacy`` is the engine's
         PII policy (``engram.root`` passes it), applied to every message and summary written.
         ``unread``: called when a read comes back empty while another system's history lies unread
         in the home (``root.open_history``: Clawless's file), to say so once. ``trims`` False: a
@@ -136,6 +140,7 @@ class History:
         self._closed = False
         self._parent: History | None = None  # set by ``for_agent``: closing that one closes this one's storage
         self.enabled = enabled
+        self.off_reason = off_reason
         self.max_history_len = max_history_len
         self.trims = trims
         self.compaction = compaction or CompactionSettings()
@@ -176,8 +181,8 @@ class History:
         open. ``purge`` is that agent's compaction hook. Raises ``ValidationError``."""
         view = History(self._live_store().for_agent(agent), max_history_len=self.max_history_len, compaction=self.compaction,
                        semantic=None if self.semantic is None else self.semantic.for_agent(agent), purge=purge,
-                       recap_top_k=self.recap_top_k, clock=self.clock, enabled=self.enabled, privacy=self.privacy,
-                       unread=self.unread, trims=self.trims)
+                       recap_top_k=self.recap_top_k, clock=self.clock, enabled=self.enabled, off_reason=self.off_reason,
+                       privacy=self.privacy, unread=self.unread, trims=self.trims)
         view._parent = self
         return view
 

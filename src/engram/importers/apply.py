@@ -61,8 +61,9 @@ from engram.model import (
     parse_key,
     parse_short_text,
 )
+from engram.model.fields import CREATED_AT_LEEWAY_S
 from engram.store.base import ImportUpdate
-from engram.temporal.instants import record_times
+from engram.temporal.instants import record_times, shown_time
 from engram.text import counted
 from engram.writes import PendingWrite, announce
 
@@ -147,7 +148,7 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     by_place = _by_place(plan.history)
     history_on = bool(messages or summaries) and engram.history.enabled  # (no history opened for none)
     batches: _Batches = {}
-    present = len(messages)  # with history off, none is imported (``HISTORY_OFF``)
+    present = len(messages)  # with history off, none is imported (``History.off_reason``)
     if history_on:
         stored = _stored_histories(engram)
         batches, present = _history_batches(engram, messages, by_place, stored)
@@ -167,10 +168,8 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
         updated += len(write.changes)
     if not history_on:
         if messages or summaries:
-            from engram.history.service import HISTORY_OFF
-
             warnings.append(f"{counted(len(messages), 'conversation message')} and "
-                            f"{counted(len(summaries), 'summary')} not imported: {HISTORY_OFF}")
+                            f"{counted(len(summaries), 'summary')} not imported: {engram.history.off_reason}")
         added, gained = 0, {}
         summaries_set, summaries_kept = 0, len(summaries)
     else:
@@ -299,11 +298,17 @@ def _ids(engram: Engram, kind: str, records: list[Record],
 def imported_ids(kind: str, record: Record, agent: str) -> list[str]:
     """The ids a memory an import of ``record`` into ``agent`` made may have, in the order ``_ids``
     prefers them: the engram id engram's exports carry (when the record has one), the id imports
-    before 2026-11 gave (one for every agent), and last the id derived from the source identity and
-    ``agent``, which a new import gives."""
+    before 2026-11 gave (one for every agent), the ids holding the record's time an import gave
+    before its id stopped holding it (``Record.time_in_id``), and last the id derived from the
+    source identity and ``agent``, which a new import gives."""
     in_id = record.created_at if record.time_in_id else None
     legacy = record_id(kind, record.source_id, in_id)
-    return [i for i in (record.engram_id, legacy) if i] + [record_id(kind, record.source_id, in_id, agent)]
+    # A record whose id no longer holds its time (``time_in_id`` False: mcp-memory-service's and
+    # sclaw's, whose sources may move a record's creation under the same id) may have been imported
+    # with it by an earlier build: those ids are its memory too, so a re-run still skips it.
+    timed = ([record_id(kind, record.source_id, record.created_at), record_id(kind, record.source_id, record.created_at, agent)]
+             if not record.time_in_id and record.created_at is not None else [])
+    return [i for i in (record.engram_id, legacy, *timed) if i] + [record_id(kind, record.source_id, in_id, agent)]
 
 
 def _links(plan: Plan, ids: dict[RecordKey, str]) -> dict[str, list[str]]:
@@ -448,7 +453,18 @@ def _imported_times(record: Record, now: float) -> tuple[float, float, list[str]
     ``created_at`` is part of its id (``imported_ids``), which must not move."""
     names = (record.fields.get("created_at", "created_at").strip(" ."), record.fields.get("updated_at", "updated_at").strip(" ."))
     created, updated, warning = record_times(record.created_at, record.updated_at, now, names)
-    return created, updated, [] if warning is None else [warning]
+    warnings = [] if warning is None else [warning]
+    # Kept as given, as every importer keeps a source's times (a time past any date engram can show
+    # is refused when read: ``base.timestamp``); but a record time later than now (a Zep node made
+    # in the year 3000) is a source's error more likely than not, and the memory then stays new to
+    # retention, hygiene and decay until that time: named, so the person can look at the source.
+    ahead = [f"{name} {shown_time(at)}" for name, at in zip(names, (record.created_at, record.updated_at), strict=True)
+             if at is not None and at > now + CREATED_AT_LEEWAY_S]
+    if ahead:
+        warnings.append(f"{' and '.join(ahead)} {'is' if len(ahead) == 1 else 'are'} later than now: kept as the source "
+                        "gives it (remember would refuse it; retention, hygiene and decay count the memory as new until "
+                        "then)")
+    return created, updated, warnings
 
 
 def imported_valid_from(engram: Engram, record: Record, content: str) -> float | None:

@@ -8,8 +8,10 @@ wrote the same file as one JSON document, ``{"conversations": [{"timestamp", "ch
 "userMessage", "botResponse", "platform"}, ...]}`` (indented, so not one record a line): read too,
 its entries named ``conversations[N]``. Each exchange becomes two messages (user, then assistant) in
 engram's conversation history under the key ``platform:chatId`` (``clawless:chatId`` without a
-platform), at the line's time, so Clawless's semantic recall over conversations keeps working on
-them. ``MEMORY.md``, the operator's notes injected into every prompt, becomes the operator notes of
+platform; a ``chatId`` ``chat:thread``, as engram's ``jsonl`` history writes a thread's, is that
+thread; one that cannot be a key's part keeps its usable characters and a hash, ``_key``), at the
+line's time, so Clawless's semantic recall over conversations keeps working on them.
+``MEMORY.md``, the operator's notes injected into every prompt, becomes the operator notes of
 engram's own ``MEMORY.md`` (added once; a re-import does not add them again), less the lines of
 Clawless's template still at its top (its title, the line saying what the file is, the ``## Notes``
 heading its agent appends under), as engram's own template is no note. The template holds no HTML
@@ -29,7 +31,7 @@ from engram import jsondoc
 from engram.errors import ValidationError
 from engram.files.memory_md import operator_notes
 from engram.history.clawless_lines import field, is_exchange
-from engram.history.keys import conversation_key
+from engram.history.keys import conversation_key, usable_part
 from engram.importers.base import (
     Files,
     HistoryEntry,
@@ -95,16 +97,32 @@ def _exchanges(text: str, name: str) -> Iterator[tuple[str, dict[str, int], Mapp
         yield where, {"line": n}, item
 
 
+def _key(platform: str, chat: str, where: str) -> str:
+    """The conversation ``platform:chatId``. A ``chatId`` holding ``:`` is ``chat:thread``, as
+    engram's ``jsonl`` history writes a thread's conversation and reads it back (``slack`` and
+    ``C1:T7`` are ``slack:C1:T7``); one that still cannot be a key's parts (``a:b:c``, spaces) keeps
+    its usable characters and 8 hex digits of its SHA-256 (``usable_part``), one conversation per
+    id, rather than refusing the whole history: the id as written stays in the messages'
+    ``metadata["clawless"]["chatId"]``. A platform that cannot be a key's channel is refused,
+    naming it (``where``)."""
+    try:
+        conversation_key(platform, "chat")
+    except ValidationError as exc:
+        raise fail(where, exc.problem, exc.allowed) from None
+    head, _, thread = chat.partition(":")
+    try:
+        return conversation_key(platform, head, thread or None)
+    except ValidationError:
+        return conversation_key(platform, usable_part(chat))
+
+
 def _history(text: str, name: str) -> list[HistoryEntry]:
     entries: list[HistoryEntry] = []
     for where, place, item in _exchanges(text, name):
         chat_id, chat_name = field(item, "chatId")
         chat = optional_text(chat_id, f"{where}.{chat_name}") or "default"
         platform = optional_text(item.get("platform"), f"{where}.platform") or "clawless"
-        try:
-            key = conversation_key(platform, chat)
-        except ValidationError as exc:
-            raise fail(f"{where}.{'platform' if 'channel' in exc.field else chat_name}", exc.problem, exc.allowed) from None
+        key = _key(platform, chat, f"{where}.platform")
         at = timestamp(item.get("timestamp"), f"{where}.timestamp")
         if at is None:
             raise fail(f"{where}.timestamp", "is missing", "an ISO 8601 time or epoch milliseconds")

@@ -3,7 +3,8 @@
 ``{"export_metadata": {"source_machine", "export_timestamp", ...}, "memories": [{"content",
 "content_hash", "tags", "memory_type", "metadata", "created_at", "updated_at", "created_at_iso",
 "updated_at_iso"}, ...]}``. The content hash is the source identity (the service deduplicates by
-it too) and is kept, with the source machine, under ``metadata["mcp_memory_service"]`` (a memory's
+it too), the memory's id fixed by it alone (not by its creation time, which the service may change
+under the same hash), and is kept, with the source machine, under ``metadata["mcp_memory_service"]`` (a memory's
 own ``mcp_memory_service`` metadata is kept there as ``metadata["mcp_memory_service"]["own"]``, with
 a warning); tags (a list, or its comma-separated text) and the memory type carry over; the float
 times are kept (the ISO ones are used when the floats are missing). An ``agent_id`` names the
@@ -78,6 +79,10 @@ def read(text: str) -> Plan:
             created_at=created, updated_at=updated,
             agent=agent_name(item.get("agent_id"), f"{where}.agent_id", "agent"),
             id_field="content_hash" if item.get("content_hash") else "content",
+            # The content hash alone is the memory's identity, as it is the service's: the service
+            # may move a memory's creation under the same hash (its update_memory_metadata with
+            # preserve_timestamps=False), and a re-import of that export must find what the first made.
+            time_in_id=False,
             fields={"key": ".content", **named},  # the key is made from the text
         ))
     return plan

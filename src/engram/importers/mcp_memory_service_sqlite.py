@@ -99,7 +99,7 @@ def _record(where: str, row: dict[str, Any], warnings: list[str]) -> Record:
                                  "mcp_memory_service", kept, where, warnings),
         created_at=created, updated_at=updated,
         last_accessed=timestamp(seen, f"{where}.last_accessed") if seen else None,  # 0 or NULL: never
-        id_field="content_hash",
+        id_field="content_hash", time_in_id=False,  # the hash alone, as the export's (mcp_memory_service.read)
         fields={"key": ".content", **named},  # the key is made from the text, as from the export's
     )
 

@@ -11,7 +11,9 @@ are engram's: not read, and named in a warning (an engram home holds its memory 
 (``markdown_blocks``): from ``MEMORY.md`` (or ``memory.md``) as ``core`` knowledge (durable, never
 decays), from a daily log as an ``experience`` dated that day, from a topic file as knowledge. The headings above
 a fact become tags, and the file and line are kept in ``metadata["openclaw"]``. HTML comments
-(the hints in OpenClaw's templates) are left out, and counted in a warning. The workspace's
+(the hints in OpenClaw's templates) are left out, and counted in a warning. A heading naming the file
+itself (``# MEMORY.md - Long-Term Memory``, a daily log's ``# 2026-03-02``) is its title, no tag
+(``_titles``). The workspace's
 bootstrap files (``USER.md``, ``SOUL.md``, ``IDENTITY.md``, ``AGENTS.md``, ...), OpenClaw's prompt
 rather than its memory, are not read, and named in a warning. The source
 identity is the file plus the fact's text, so a re-import skips what it already holds and picks
@@ -109,12 +111,25 @@ def read(files: Files) -> Plan:
                 source_id=f"{rel}\0{_lf(block.text)}", where=where, content=block.text,
                 category=Category.CORE if rel in _LONG_TERM else Category.KNOWLEDGE,
                 type="experience" if day else "learned",
-                tags=tags([slug(h)[:64] for h in block.headings if h.strip()] + (["daily"] if day else []), where),
+                tags=tags([slug(h)[:64] for h in block.headings if h.strip() and not _titles(h, rel, daily)]
+                          + (["daily"] if day else []), where),
                 metadata={"openclaw": {"file": rel, "line": block.line, "headings": list(block.headings)}},
                 created_at=day,
                 fields={"content": "", "key": ""},  # where names the file and line of the fact
             ))
     return plan
+
+
+def _titles(heading: str, rel: str, daily: re.Match[str] | None) -> bool:
+    """Whether ``heading`` is the file's own title, naming the file rather than a topic: OpenClaw's
+    templates open ``MEMORY.md`` with ``# MEMORY.md - Long-Term Memory`` (``USER.md``, ``SOUL.md``
+    likewise) and a daily log with its date (``# 2026-03-02``). As a tag it was the file's name on
+    every fact of the file (``memory-md-long-term-memory``), a new tag per day for the logs, saying
+    only which file the fact is in, which ``metadata["openclaw"]["file"]`` holds (and the daily
+    log's date its ``created_at`` and ``daily`` tag). It stays in ``metadata["openclaw"]["headings"]``;
+    a title naming a topic (``# Long-term memory``, ``# Acme`` atop ``acme.md``) is a tag still."""
+    words = slug(heading)
+    return words.startswith(slug(rel.rsplit("/", 1)[-1])) or (daily is not None and words.startswith(daily.group(1)))
 
 
 def _engram_files_note(by_folder: dict[str, list[str]]) -> str:

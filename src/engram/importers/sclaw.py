@@ -6,7 +6,10 @@ it was extracted in, ``tags`` and ``metadata`` as JSON, ``created_at`` RFC 3339)
 ``is_error``, ``created_at``) and ``summaries`` (``session_id``, ``summary``, ``updated_at``).
 Mapping: each fact is one memory (its tags and metadata kept, so ``list --meta key=value`` finds
 what ``SearchByMetadata`` did; its id and source session under ``metadata["sclaw"]``, and a fact's
-own ``sclaw`` metadata under ``metadata["sclaw"]["own"]``, with a warning). Messages go
+own ``sclaw`` metadata under ``metadata["sclaw"]["own"]``, with a warning). sclaw replaces a fact
+in place under its id, so the id alone names its memory, and a re-import brings the fact's new text
+and metadata to it (unless its text was changed in engram since: kept), as Zep's rewrites are
+brought; sclaw dates no change, so its tags stay as the first import gave them. Messages go
 to engram's conversation history under their ``session_id``, which is already sclaw's persistence
 key ``channel:chatID:threadID`` (a session id that is not one becomes ``sclaw:<id>``), in ``seq``
 order at their times; a tool message answers its ``tool_id``. Each summary becomes that
@@ -75,6 +78,12 @@ def _fact(where: str, row: dict[str, Any], warnings: list[str]) -> Record:
         created_at=at,
         updated_at=at,
         id_field="id",
+        # sclaw's Index replaces a fact in place under its id (INSERT OR REPLACE), its text, tags and
+        # metadata, and its created_at too when the caller gives none: the id alone is the fact's
+        # identity, and a re-import brings a changed text and metadata to the memory the first one
+        # made, as Zep's rewritten facts do (``apply._changes``: a text changed in engram since is kept).
+        time_in_id=False,
+        refresh=True,
     )
 
 

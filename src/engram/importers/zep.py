@@ -259,7 +259,8 @@ class _User:
             source_id=source_id, where=where, content=summary, key=slug(name),
             tags=tags([label for label in labels if label.lower() != "entity"], f"{where}.labels"),
             metadata={KIND: provenance}, related_entity=name, created_at=created, agent=self.agent,
-            id_field="uuid", fields={"content": ".summary", "key": ".name", "related_entity": ".name"},
+            id_field="uuid", fields={"content": ".summary", "key": ".name", "related_entity": ".name",
+                                     "created_at": f".{_spelled(node, 'created_at')}"},
             what=f"the summary of {name!r}", refresh=True))
         self.nodes[uuid] = _Node(name, source_id)
 
@@ -297,7 +298,8 @@ class _User:
             source_id=source_id, where=where, content=fact, tags=tags([relation.lower()], f"{where}.name"),
             metadata={KIND: provenance}, related_entity=names["source"],
             created_at=_time(edge, "created_at", where), agent=self.agent,
-            id_field="uuid", fields={"content": ".fact", "valid_from": f".{start}", "valid_until": f".{end}"},
+            id_field="uuid", fields={"content": ".fact", "valid_from": f".{start}", "valid_until": f".{end}",
+                                     "created_at": f".{_spelled(edge, 'created_at')}"},
             valid_from=valid_from, valid_until=valid_until, refresh=True))
         for side in ("source", "target"):
             node = self.nodes.get(ends[side] or "")

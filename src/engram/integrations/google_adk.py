@@ -28,9 +28,12 @@ text, author or metadata), it brings what changed to that memory (``Record.refre
 Zep's rewritten facts follow; the text's digest kept at ``metadata["google-adk"]``), as ADK's
 SQLite service upserts an event it holds; a text changed in engram since is kept, and one
 ``delete_memory`` removed is not added back, each said in a warning in the log. One without an
-id is its text (and time). An event engram cannot store (longer than ``max_content_chars``, or holding a NUL)
-is left out with a warning in the log rather than failing the agent's turn; an explicit item
-engram refuses raises ``ValidationError`` naming it (``memories[1].content.parts``), storing none.
+id is its text (and time). An event engram cannot store as it is (text longer than
+``max_content_chars``; a NUL or a lone surrogate in its text, author, id or other parts) is left
+out with a warning in the log naming it (``events[2].content.parts``) rather than failing the
+agent's turn, never cut; an explicit item engram refuses raises ``ValidationError`` naming it
+(``memories[1].content.parts``, ``memories[1].author``), storing none, and so does a call's
+``app_name`` or ``session_id`` holding one (every memory of the call would keep it).
 
 Why ``knowledge``: a past session is what a user expects the agent to remember, and engram's
 hygiene expires ``conversation`` memories after seven days; ``knowledge`` stays while it is
@@ -68,7 +71,7 @@ from engram.errors import ValidationError
 from engram.importers.apply import apply_plan
 from engram.importers.base import Plan, Record, record_id
 from engram.integrations import agent_for_ids, checked_call, checked_prefix, missing, refuse_unknown
-from engram.model import Category, Memory, parse_content, parse_metadata
+from engram.model import Category, Memory, parse_content, parse_metadata, usable_json, usable_text
 from engram.temporal.instants import python_isoformat
 
 try:
@@ -155,6 +158,9 @@ class EngramMemoryService(BaseMemoryService):
                                    custom_metadata: Mapping[str, object] | None = None) -> None:
         agent = self.agent_for(app_name, user_id)
         _check_metadata(custom_metadata)
+        _check_kept_text("app_name", app_name)
+        if session_id is not None:
+            _check_kept_text("session_id", session_id)
         records = [record for i, event in enumerate(events)
                    if (record := self._event_record(event, i, agent, app_name, session_id, custom_metadata))]
         await asyncio.to_thread(self._store, app_name, user_id, records)
@@ -163,6 +169,7 @@ class EngramMemoryService(BaseMemoryService):
                          custom_metadata: Mapping[str, object] | None = None) -> None:
         agent = self.agent_for(app_name, user_id)
         _check_metadata(custom_metadata)
+        _check_kept_text("app_name", app_name)
         if isinstance(memories, str | bytes | MemoryEntry):  # iterated, a string is one-letter entries
             raise ValidationError("memories", f"got {type(memories).__name__}", "a list of MemoryEntry")
         memories = list(memories)
@@ -229,6 +236,10 @@ class EngramMemoryService(BaseMemoryService):
         if merged:
             adk["custom_metadata"] = merged
         when = _parse_time(entry.timestamp, f"memories[{i}].timestamp")
+        # Refused before the text and id are hashed (a lone surrogate was Python's UnicodeEncodeError there).
+        problem = self._refusal(f"memories[{i}]", text, {**adk, "id": entry.id})
+        if problem is not None:
+            raise problem
         if not entry.id:  # the same text again (at the same time) is the same memory
             return self._record(f"memories[{i}]", f"memory-text/{hashlib.sha256(text.encode()).hexdigest()}", text,
                                 agent, adk, when, Category.KNOWLEDGE, "learned", id_field=None)
@@ -251,15 +262,32 @@ class EngramMemoryService(BaseMemoryService):
                 lenient: bool = False) -> Record | None:
         if lenient:
             # An event ADK adds on its own: one engram cannot store must not fail the agent's turn.
-            try:
-                parse_content(text, self.engram.max_content_chars)
-            except ValidationError as exc:
-                log.warning("google-adk: %s (%s) left out of memory: its text %s (allowed: %s; a longer limit: "
-                            "ENGRAM_MAX_CONTENT_CHARS)", where, source_id, exc.problem, exc.allowed)
+            problem = self._refusal(where, text, adk)
+            if problem is not None:
+                log.warning("google-adk: %s (%s) left out of memory: it %s (allowed: %s%s)", problem.field, source_id,
+                            problem.problem, problem.allowed,
+                            "; a longer limit: ENGRAM_MAX_CONTENT_CHARS" if len(text) > self.engram.max_content_chars else "")
                 return None
         return Record(source_id=source_id, where=where, content=text, category=category, type=type_,
                       metadata={"adk": adk}, created_at=when, updated_at=when, agent=agent,
                       id_field=id_field, fields={"content": ".content.parts", "metadata": ".custom_metadata"})
+
+    def _refusal(self, where: str, text: str, adk: Mapping[str, Any]) -> ValidationError | None:
+        """The ``ValidationError`` naming what of an event or entry engram cannot store as it is:
+        its text (too long, a NUL, a lone surrogate: ``parse_content``), else a NUL or lone
+        surrogate in what its metadata keeps (author, id, whole content, custom metadata), which
+        the import path stores as given (PostgreSQL's jsonb refuses a NUL). None when it can."""
+        try:
+            parse_content(text, self.engram.max_content_chars)
+        except ValidationError as exc:
+            return ValidationError(f"{where}.content.parts", exc.problem, exc.allowed)
+        for name, field in (("author", "author"), ("event_id", "id"), ("id", "id"), ("content", "content"),
+                            ("custom_metadata", "custom_metadata")):
+            try:
+                usable_json(f"{where}.{field}", adk.get(name))
+            except ValidationError as exc:
+                return exc
+        return None
 
     # --- in the worker thread ------------------------------------------------------------------
     def _store(self, app_name: str, user_id: str, records: list[Record], level: int = logging.DEBUG) -> None:
@@ -287,6 +315,10 @@ class EngramMemoryService(BaseMemoryService):
         Never a key, a global memory or another user's: as ADK's own services, an id this user
         does not hold deletes nothing."""
         agent = view.scope.agent
+        try:
+            usable_text("memory_id", memory_id)
+        except ValidationError:
+            return  # a NUL or lone surrogate: no memory holds such an id (hashing a surrogate would fail)
         for ref in (record_id(KIND, _entry_source(memory_id), None, agent), memory_id):
             try:
                 memory = view.find(ref)
@@ -320,6 +352,13 @@ def _check_metadata(custom_metadata: Mapping[str, object] | None) -> None:
         parse_metadata(custom_metadata)
     except ValidationError as exc:
         raise ValidationError("custom_metadata", exc.problem, exc.allowed) from None
+
+
+def _check_kept_text(field: str, value: object) -> None:
+    """A call's ``app_name`` or ``session_id``, kept in every memory's metadata, as text every
+    store can hold (``usable_text``); ``agent_for`` checks it is a string. Raises ``ValidationError``."""
+    if isinstance(value, str):
+        usable_text(field, value)
 
 
 def _text(content: types.Content | None) -> str:

@@ -10,6 +10,10 @@ the bare labels stores made before the prefix used; a label naming the store's o
 refused. Any label names an agent (``label_agent``): one that is no agent name as it is (``José``,
 ``user 42``, a long one) is written as one (``lg:id.Jos@c3@a9``) that no other label names, which
 is why a put's label with "." (that LangGraph's own ``put`` refuses) is refused in a batch too.
+A store lists, sweeps and reads only the items whose label names, under its own prefix, the agent
+holding them (``EngramStore._holds``): every name starts with ``""``, and ``lg:x``'s agents start
+with ``lg:``, so stores on one engram whose prefixes overlap would otherwise list (their users'
+labels) and sweep each other's items.
 The full namespace, its labels and the item's key and value are kept in the memory's metadata;
 the memory's key is ``lg:`` + the percent-escaped namespace and key (its digest when longer than a
 memory key may be), so an item is one memory.
@@ -200,6 +204,18 @@ def _refused_label(namespace: tuple[str, ...]) -> None:
             raise ValidationError("namespace", problem, "non-empty labels without '.', as LangGraph's store.put takes them")
 
 
+def _usable_address(namespace: tuple[str, ...], key: str | None, field: str = "namespace") -> None:
+    """Raise ``ValidationError`` naming ``field`` (a label) or ``key`` for text no item can be stored
+    under (a NUL, a lone surrogate: ``usable_text``), as a put refuses it: a get, a delete or a
+    search by it was None, or, for a lone surrogate, Python's own UnicodeEncodeError (the memory
+    key is its UTF-8, percent-escaped)."""
+    for label in namespace:
+        if isinstance(label, str):
+            usable_text(field, label)
+    if isinstance(key, str):
+        usable_text("key", key)
+
+
 def _when(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, UTC)
 
@@ -282,6 +298,24 @@ class EngramStore(BaseStore):
                       and all(a == name for name in named))
         return [self.engram.for_agent(a, origin="langgraph") for a in mine]
 
+    def _holds(self, memory: Memory) -> bool:
+        """Whether ``memory`` is an item of this store: an item (``lg_item``) whose namespace's
+        agent label names, under this store's ``agent_prefix``, the agent holding it. Every agent
+        whose name starts with the prefix is listed and swept (``_views``), and another store's
+        prefix may start with this one's (``lg:`` and ``lg:x``; ``""`` starts every name): its
+        items are in agents this store lists, but their labels name other agents here (``u1`` of
+        ``lg:x`` is in ``lg:xu1``, which ``lg:`` names for the label ``xu1``), so neither store
+        lists, sweeps or reads the other's."""
+        meta = memory.metadata
+        if meta.get("lg_item") != "1" or not isinstance(meta.get("lg_namespace"), list):
+            return False
+        i = self.agent_from_namespace
+        if i is None:
+            return True
+        namespace = meta["lg_namespace"]
+        return (len(namespace) > i and isinstance(namespace[i], str)
+                and label_agent(self.agent_prefix, namespace[i]) == memory.scope.agent)
+
     @staticmethod
     def _ref(namespace: tuple[str, ...], key: str) -> str:
         """The memory key of an item; one past engram's key length is its digest instead (LangGraph
@@ -307,7 +341,7 @@ class EngramStore(BaseStore):
     def _get(self, op: GetOp) -> Item | None:
         view = self._view(op.namespace, reading=True)
         memory = view.find(self._ref(op.namespace, op.key))
-        if memory is None or _expired(memory, view.clock()):
+        if memory is None or not self._holds(memory) or _expired(memory, view.clock()):
             return None
         view.mark_used([memory])
         if op.refresh_ttl:
@@ -340,6 +374,7 @@ class EngramStore(BaseStore):
         carries it, and before a batch writes anything."""
         if op.value is not None:  # LangGraph's delete checks no label, nor does this
             _refused_label(op.namespace)
+        _usable_address(op.namespace, op.key)
         self._view(op.namespace)
         if op.value is None:  # a delete: its ttl (LangGraph passes the default one) means nothing
             return
@@ -347,9 +382,6 @@ class EngramStore(BaseStore):
             raise ValidationError("value", f"got {type(op.value).__name__}", "a dict (None deletes the item)")
         usable_json("value", dict(op.value))
         _minutes(op.ttl, "ttl")
-        usable_text("key", op.key)
-        for label in op.namespace:
-            usable_text("namespace", label)
         _index_fields(op.index, "index")
 
     def _put(self, op: PutOp) -> None:
@@ -357,8 +389,9 @@ class EngramStore(BaseStore):
         view = self._view(op.namespace)
         ref = self._ref(op.namespace, op.key)
         if op.value is None:
-            if view.find(ref) is not None:
-                view.forget(ref, reason="langgraph delete")
+            found = view.find(ref)
+            if found is not None and self._holds(found):  # as a get reads it: only this store's item
+                view.forget(found, reason="langgraph delete")
             return
         value = dict(op.value)
         ttl = _minutes(op.ttl, "ttl")
@@ -391,7 +424,7 @@ class EngramStore(BaseStore):
         now = view.clock()
 
         def kept(memory: Memory) -> bool:
-            return not _expired(memory, now) and value_matches(memory.metadata["lg_value"], op.filter)
+            return self._holds(memory) and not _expired(memory, now) and value_matches(memory.metadata["lg_value"], op.filter)
 
         # A blank query is no query, as "" is (LangGraph's stores answer either with items; recall refuses one).
         if op.query and op.query.strip():
@@ -462,7 +495,8 @@ class EngramStore(BaseStore):
         now = self.engram.clock()
         where = namespace_where(conditions, now)
         for view in self._views(pinned_labels(conditions, self.agent_from_namespace)):
-            seen.update(tuple(m.metadata["lg_namespace"]) for m in self._items_of(view, where) if not _expired(m, now))
+            seen.update(tuple(m.metadata["lg_namespace"]) for m in self._items_of(view, where)
+                        if self._holds(m) and not _expired(m, now))
         found = [ns for ns in seen if all(namespace_matches(ns, c) for c in conditions)]
         if op.max_depth is not None:
             found = list({ns[: op.max_depth] for ns in found})
@@ -487,7 +521,7 @@ class EngramStore(BaseStore):
             now = view.clock()
             # The store selects the expired items (``lg_expires_at`` <= now): the others are not read.
             for memory in self._items_of(view, {"lg_expires_at": {"lte": now}}):
-                if not _expired(memory, now):
+                if not self._holds(memory) or not _expired(memory, now):
                     continue
                 # Read again: a put or a refresh since the listing keeps the item.
                 current = view.find(memory.id)
@@ -559,8 +593,9 @@ class EngramStore(BaseStore):
         """The ops' results in their order, as LangGraph's own stores run a batch (``InMemoryStore``,
         ``SqliteStore``, ``PostgresStore``): every read (get, search, list_namespaces) sees the store
         as it was before the batch, then the puts are written, the last one of each (namespace, key)
-        only. Every op is checked first: an unknown op, a bad put or a read's bad ``limit`` or
-        ``offset`` raises ``ValidationError`` before anything is read or written."""
+        only. Every op is checked first: an unknown op, a bad put, a read's bad ``limit`` or
+        ``offset``, or a key or label no item can be stored under (a NUL, a lone surrogate) raises
+        ``ValidationError`` before anything is read or written."""
         ops = list(ops)
         puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for op in ops:
@@ -569,7 +604,11 @@ class EngramStore(BaseStore):
                 puts[(op.namespace, op.key)] = op
             elif isinstance(op, SearchOp | ListNamespacesOp):
                 offset_and_limit(op)
-            elif not isinstance(op, GetOp):
+                if isinstance(op, SearchOp):
+                    _usable_address(op.namespace_prefix, None, "namespace_prefix")
+            elif isinstance(op, GetOp):
+                _usable_address(op.namespace, op.key)
+            else:
                 raise ValidationError("op", f"unknown operation {type(op).__name__}",
                                       ["GetOp", "PutOp", "SearchOp", "ListNamespacesOp"])
         results: list[Result] = []

@@ -5,16 +5,20 @@ token limit, flushes the oldest to its memory blocks; on every ``get`` it asks e
 put before the chat. This block is that long-term memory:
 
 - **put** (messages flushed from short-term memory): each user and assistant message with text
-  becomes one memory of the engine's agent, category ``conversation`` (``category=`` chooses;
+  becomes one memory of the engine's agent, its text byte for byte as sent, category ``conversation`` (``category=`` chooses;
   ``knowledge`` keeps turns past hygiene's seven days, as Google ADK's service does), type ``conversation``,
-  tagged with its role. Its key is a digest of the role and the text, and a message whose key is
+  tagged with its role. Its key is a digest of the role and the text (its ends' whitespace aside, so
+  messages stored before the text was kept whole still match), and a message whose key is
   already stored is left as it is, so the same messages put again (a chat history set once more,
   a second ``Memory`` on the same session) store and change nothing; the same sentence said in
   two sessions is one memory, kept as first stored. The message
   before it in the flush is its ``search_context`` (an answer is found by its question). System
-  and tool messages, and messages without text (a bare tool call, an image), are not stored. Text
-  past the engine's ``max_content_chars`` is cut there, as the agent loop's auto-save cuts it:
-  the flush has already left short-term memory, so refusing it would lose the whole turn.
+  and tool messages, and messages without text (a bare tool call, a blank one, an image), are not
+  stored. A message engram cannot store as it is (longer than ``max_content_chars``, or holding a
+  NUL or a lone surrogate) is left out with a warning in the log naming it (``messages[2].content``)
+  and the rest is stored, as Google ADK's service leaves out such an event: the flush has already
+  left short-term memory inside LlamaIndex's ``Memory.put``, so refusing it would lose every other
+  message of the flush and fail the chat's turn, and a cut copy would not be what was said.
 - **get**: engram's recall over the latest user message (the ``input`` of ``Memory.get`` when
   given), ``k`` memories at most, as lines of text no longer than ``max_chars`` in all. Recall
   reads all of the agent's memories, not only those this block stored (``filters`` narrows it),
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,13 +43,15 @@ from engram.aio import AsyncEngram
 from engram.engine import Engram, Filters
 from engram.errors import NotFoundError, ValidationError
 from engram.integrations import ENGINE, checked_call, flag_option, missing, refuse_unknown
-from engram.model import MAX_RECALL_LIMIT, Category, Hit, parse_integer, parse_limit, parse_relevance
+from engram.model import MAX_RECALL_LIMIT, Category, Hit, parse_content, parse_integer, parse_limit, parse_relevance
 
 try:
     from llama_index.core.base.llms.types import ChatMessage
     from llama_index.core.memory import BaseMemoryBlock
 except ImportError as exc:  # pragma: no cover - the extra is installed in development
     raise missing("llamaindex", "llama-index-core") from exc
+
+log = logging.getLogger(__name__)
 
 # The roles whose words are worth remembering: what the user said and what was answered.
 _KEPT_ROLES = ("user", "assistant")
@@ -54,14 +61,17 @@ _CHARS_PER_TOKEN = 4
 
 
 def message_key(role: str, text: str) -> str:
-    """The memory key of a message: the same role and text always give the same key."""
-    return "llamaindex#" + hashlib.sha256(f"{role}\x00{text}".encode()).hexdigest()[:40]
+    """The memory key of a message: the same role and text always give the same key. Whitespace
+    at the text's ends is left out of the digest: messages were stored stripped before their text
+    was kept whole, and the same message put again must still find its memory. ``text`` must be
+    encodable (no lone surrogate: ``parse_content`` refuses one first)."""
+    return "llamaindex#" + hashlib.sha256(f"{role}\x00{text.strip()}".encode()).hexdigest()[:40]
 
 
 def _text(message: ChatMessage) -> str:
-    """The message's text (its text blocks), stripped; empty when it has none."""
+    """The message's text (its text blocks) as sent, byte for byte; empty when it has none."""
     content = message.content
-    return content.strip() if isinstance(content, str) else ""
+    return content if isinstance(content, str) else ""
 
 
 def _line(hit: Hit) -> str:
@@ -129,21 +139,27 @@ class EngramMemoryBlock(BaseMemoryBlock[str]):
     def _items(self, messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
         """``remember_many``'s items for the messages worth keeping, each checked first so that a
         bad one is named by its place among ``messages``."""
-        limit = self.engram.max_content_chars
         items: list[dict[str, Any]] = []
         before = ""
         for i, message in enumerate(messages):
             role, text = str(getattr(message.role, "value", message.role)), _text(message)
-            if role not in _KEPT_ROLES or not text:
+            if role not in _KEPT_ROLES or not text.strip():
                 continue
-            text = text[:limit]
+            try:
+                parse_content(text, self.engram.max_content_chars)
+            except ValidationError as exc:
+                log.warning("llamaindex: messages[%d].content (%s) left out of memory: it %s (allowed: %s%s)", i, role,
+                            exc.problem, exc.allowed,
+                            "; a longer limit: ENGRAM_MAX_CONTENT_CHARS" if len(text) > self.engram.max_content_chars else "")
+                before = ""  # the next message answers this one, not the one before it
+                continue
             session = message.additional_kwargs.get("session_id")
             item: dict[str, Any] = {
                 "content": text, "key": message_key(role, text), "category": self.category,
                 "type": "conversation", "tags": ("llamaindex", role),
                 "metadata": {"llamaindex": {"role": role}},
                 "source": f"llamaindex:{session}" if isinstance(session, str) and session else "llamaindex",
-                "search_context": before[:limit] or None,
+                "search_context": before or None,
             }
             try:
                 self.engram.check_remember(**item)
@@ -210,7 +226,7 @@ def _query(messages: Sequence[ChatMessage]) -> str:
     """The text to recall for: the latest user message with text, else the latest message with text."""
     latest = ""
     for message in reversed(messages):
-        text = _text(message)
+        text = _text(message).strip()
         if text and str(getattr(message.role, "value", message.role)) == "user":
             return text
         latest = latest or text

@@ -37,7 +37,7 @@ from engram.engine import Engram
 from engram.errors import ValidationError
 from engram.history.keys import PART_ALLOWED, conversation_key
 from engram.integrations import checked_call, history_text, keywords, missing, refuse_unknown
-from engram.model import Message
+from engram.model import Message, usable_json, usable_text
 
 try:
     from agents.memory.session import SessionABC
@@ -168,13 +168,19 @@ class EngramSession(SessionABC):
 
     async def add_items(self, items: list[Any]) -> None:
         """Append ``items`` (the SDK's input items, dicts), all or none; raises ``ValidationError``
-        naming ``items`` or the item (``items[1]``) that is not one, or the message engram refuses."""
+        naming ``items``, the item (``items[1]``) that is not one or holds a NUL or a lone surrogate
+        (``items[1].content`` when its text does), or the message engram refuses."""
         # A string was stored one item per character, and a number as an item the Runner cannot send.
         if isinstance(items, str | bytes | dict) or not isinstance(items, list | tuple):
             raise ValidationError("items", f"got {type(items).__name__}", "a list of the SDK's items (dicts)")
         for i, item in enumerate(items):
             if not isinstance(item, dict):
                 raise ValidationError(f"items[{i}]", f"got {type(item).__name__}", "an SDK item (a dict)")
+            # Named as the caller's argument: the history named the message it would have made
+            # (``messages[2].content``, or ``.metadata`` for the item kept whole).
+            if isinstance(item.get("content"), str):
+                usable_text(f"items[{i}].content", item["content"])
+            usable_json(f"items[{i}]", item)
         await asyncio.to_thread(self._add, list(items))
 
     async def pop_item(self) -> Any | None:

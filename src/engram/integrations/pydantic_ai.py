@@ -44,12 +44,13 @@ from engram.history.keys import PART_ALLOWED, conversation_key
 from engram.integrations import checked_call, history_text, keywords, missing, refuse_unknown, tool_docs
 from engram.interfaces import tool_calls
 from engram.interfaces.present import error_text, tool_recall, tool_write
-from engram.model import parse_integer
+from engram.model import parse_integer, usable_json, usable_text
 
 try:
     from pydantic_ai import FunctionToolset
     from pydantic_ai.exceptions import ModelRetry, ToolFailed
     from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse
+    from pydantic_core import PydanticSerializationError
 except ImportError as exc:  # pragma: no cover - the extra is installed in development
     raise missing("pydantic-ai", "pydantic-ai-slim") from exc
 
@@ -136,6 +137,22 @@ def _text(message: ModelMessage) -> str:
     return "\n".join(texts)
 
 
+def _whole(message: ModelMessage, i: int) -> Any:
+    """``message`` as the JSON its history message keeps (``metadata["message"]``). Raises
+    ``ValidationError`` naming ``messages[i].content`` for a text no store holds (a NUL, a lone
+    surrogate), else ``messages[i]`` for another part holding one (a tool call's arguments) or
+    one that cannot be written as JSON: a lone surrogate there was pydantic's own serialization
+    error, naming no message, and a NUL was named as the history's ``metadata``."""
+    usable_text(f"messages[{i}].content", _text(message))
+    try:
+        whole = json.loads(ModelMessagesTypeAdapter.dump_json([message]))[0]
+    except PydanticSerializationError as exc:
+        raise ValidationError(f"messages[{i}]", f"cannot be written as JSON ({exc})",
+                              "parts of valid Unicode text (no lone surrogate) and JSON values") from None
+    usable_json(f"messages[{i}]", whole)
+    return whole
+
+
 class EngramMessageStore:
     """Pydantic AI conversations (``ModelMessage`` lists) kept in an engram agent's history."""
 
@@ -182,7 +199,7 @@ class EngramMessageStore:
             if not isinstance(message, ModelRequest | ModelResponse):
                 raise ValidationError(f"messages[{i}]", f"got {type(message).__name__}",
                                       "Pydantic AI messages: ModelRequest or ModelResponse")
-        whole = json.loads(ModelMessagesTypeAdapter.dump_json(messages))
+        whole = [_whole(message, i) for i, message in enumerate(messages)]
         # One batch: a message refused (``messages[2].content``) or a failed write saves none of the run.
         # Each at its own time (transcripts and the history's age show when it was said), else now.
         self.engram.history.append_many(key, [

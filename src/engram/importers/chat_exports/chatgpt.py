@@ -5,7 +5,9 @@ The file is a JSON array of conversations (``id`` or ``conversation_id``, ``titl
 node by id (``{id, message, parent, children}``), and regenerating an answer or editing a question
 adds a branch beside the old one. ``current_node`` is the last message of the branch the person
 last saw, so the conversation as shown is the path from it back to the root; only that path is
-imported, and the messages of other branches are counted.
+imported, and the messages of other branches are counted. A conversation whose ``current_node`` is
+null (or absent) shows the branch last written to: the one ending at the latest message by
+``create_time`` (a warning counts such conversations that had branches to choose from).
 
 On the path, each message (``author.role``, ``create_time``, ``content.content_type`` and
 ``parts``, ``metadata``, ``recipient``) that the person saw as theirs or ChatGPT's answer joins
@@ -62,6 +64,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -276,7 +279,11 @@ def read_documents(documents: Documents, *, saved_memories: bool = False) -> Pla
     ``conversations.json``, or the shards a larger export is split into); ``saved_memories`` makes
     the writes to ChatGPT's memory tool memories (else they are counted in a warning)."""
     tally = _SavedMemories(saved_memories)
-    plan = read_export(documents, KIND, SHAPE, NOTES, functools.partial(_conversation, saved=tally))
+    branches = _Branches()
+    plan = read_export(documents, KIND, SHAPE, NOTES, functools.partial(_conversation, saved=tally, branches=branches))
+    chosen = branches.warning()
+    if chosen:
+        plan.warnings.append(chosen)
     # Made once the whole export is read: which list of saved memories is the latest is known only then.
     plan.records += tally.records()
     note = tally.warning()
@@ -285,7 +292,22 @@ def read_documents(documents: Documents, *, saved_memories: bool = False) -> Pla
     return plan
 
 
-def _conversation(found: Conversations, item: Any, where: str, saved: _SavedMemories) -> None:
+@dataclass
+class _Branches:
+    """How many conversations of the export gave no ``current_node`` and had branches to choose from."""
+
+    chosen: int = 0
+
+    def warning(self) -> str | None:
+        if not self.chosen:
+            return None
+        n = self.chosen
+        return (f"{n} conversation{'' if n == 1 else 's'} without current_node (null or absent): "
+                f"{'its' if n == 1 else 'each'} branch ending at the latest message (by create_time) imported, "
+                "as ChatGPT shows the branch last written to; the other branches are counted as messages on other branches")
+
+
+def _conversation(found: Conversations, item: Any, where: str, saved: _SavedMemories, branches: _Branches) -> None:
     conversation = an_object(item, where, "a ChatGPT conversation object")
     if "mapping" not in conversation and "chat_messages" in conversation:
         raise fail(where, "holds chat_messages: a Claude.ai export, not ChatGPT's", "--from claude")
@@ -298,7 +320,7 @@ def _conversation(found: Conversations, item: Any, where: str, saved: _SavedMemo
     started = timestamp(conversation.get("create_time"), f"{where}.create_time")
     if not found.start(conversation, where, conversation_id, id_field, title, started):
         return
-    path = _shown_path(conversation, mapping, where)
+    path = _shown_path(conversation, mapping, where, branches)
     on_path = set(path)
     # The other branches' messages: counted, not read (they are not what the person sees).
     found.skip(_BRANCHES, sum(1 for node_id, node in mapping.items()
@@ -313,13 +335,16 @@ def _conversation(found: Conversations, item: Any, where: str, saved: _SavedMemo
     found.end()
 
 
-def _shown_path(conversation: Mapping[str, Any], mapping: Mapping[str, Any], where: str) -> list[str]:
-    """The node ids from the root to ``current_node``: the branch the person last saw."""
+def _shown_path(conversation: Mapping[str, Any], mapping: Mapping[str, Any], where: str,
+                branches: _Branches) -> list[str]:
+    """The node ids from the root to ``current_node``: the branch the person last saw. Without one
+    (``null`` or absent, as some exports give it), the branch ending at the latest message
+    (``_latest_leaf``)."""
     if not mapping:
         return []
     current = optional_text(conversation.get("current_node"), f"{where}.current_node")
     if current is None:
-        raise fail(f"{where}.current_node", "is missing", "the id of the conversation's last node in mapping")
+        current = _latest_leaf(mapping, where, branches)
     if current not in mapping:
         raise fail(f"{where}.current_node", f"{jsondoc.shown(current)} is no node of mapping", "the id of a node in mapping")
     path: list[str] = []
@@ -339,6 +364,32 @@ def _shown_path(conversation: Mapping[str, Any], mapping: Mapping[str, Any], whe
                        "the id of the node before it")
         node_id = parent
     return path[::-1]
+
+
+def _latest_leaf(mapping: Mapping[str, Any], where: str, branches: _Branches) -> str:
+    """The last node of the branch a conversation without ``current_node`` shows: of the nodes no
+    other node continues (its leaves), the one whose message is the latest (``create_time``), the
+    later in ``mapping`` on a tie or when none has a time. ChatGPT shows the branch last written to
+    (a regenerated answer or an edited question is the newest message of its branch), so that is
+    the branch a person reopening the conversation sees. Counted in ``branches`` when there was a
+    choice (more than one leaf), for the import's warning."""
+    # (A parent that is no id is named by the walk from the leaf chosen, as with current_node given.)
+    parents = {node["parent"] for node in mapping.values() if isinstance(node, Mapping) and isinstance(node.get("parent"), str)}
+    leaves = [node_id for node_id in mapping if node_id not in parents]
+    if not leaves:  # every node continued by another: a cycle, which the walk from any node names
+        return next(reversed(list(mapping)))
+    if len(leaves) > 1:
+        branches.chosen += 1
+
+    def written(k: int) -> tuple[float, int]:
+        node = an_object(mapping[leaves[k]], member(f"{where}.mapping", leaves[k]),
+                         "a node object {id, message, parent, children}")
+        message = node.get("message")
+        at = (timestamp(message.get("create_time"), f"{member(f'{where}.mapping', leaves[k])}.message.create_time")
+              if isinstance(message, Mapping) else None)
+        return (at if at is not None else -math.inf, k)
+
+    return leaves[max(range(len(leaves)), key=written)]
 
 
 def _message(found: Conversations, message: Mapping[str, Any], where: str, saved: _SavedMemories) -> None:
