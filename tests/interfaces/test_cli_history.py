@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -402,12 +403,37 @@ def test_an_empty_summary_is_refused_naming_set_and_clear_removes_the_summary(tm
     assert both.returncode == 2 and both.stderr.startswith("error: --clear: cannot be given with --set")
     assert json.loads(run(tmp_path, "--json", "history", "summary", "telegram:42").stdout)["summary"] == "User is planning a trip"
     cleared = run(tmp_path, "--json", "history", "summary", "telegram:42", "--clear")
-    assert cleared.returncode == 0 and json.loads(cleared.stdout) == {"key": "telegram:42", "summary": ""}
+    assert cleared.returncode == 0 and json.loads(cleared.stdout) == {"key": "telegram:42", "summary": "", "cleared": True}
     with Engram.from_settings(home=tmp_path, embeddings={"provider": "none"}) as engram:
         assert engram.history.summary("telegram:42") == "" and engram.history.count("telegram:42") == 1
         engram.history.set_summary("telegram:42", "again")
         engram.history.clear_summary("telegram:42")
         assert engram.history.summary("telegram:42") == "" and engram.history.count("telegram:42") == 1
+
+
+def test_clearing_the_summary_of_no_conversation_changes_nothing_and_says_so(tmp_path: Path) -> None:
+    """``clear_summary`` of a conversation that does not exist wrote an empty summary entry, which
+    ``history list`` then showed as a conversation of 0 messages: nothing is written now, and the
+    library (False), the CLI (``cleared``: false, a note) say nothing was cleared."""
+    with Engram.from_settings(home=tmp_path, embeddings={"provider": "none"}) as engram:
+        engram.history.append("telegram:42", "user", "hello")
+        assert engram.history.clear_summary("ghost:1") is False
+        assert engram.history.conversations() == ["telegram:42"]
+        engram.history.set_summary("telegram:42", "greeted")
+        assert engram.history.clear_summary("telegram:42") is True and engram.history.clear_summary("telegram:42") is False
+    ghost = run(tmp_path, "--json", "history", "summary", "ghost:2", "--clear")
+    assert ghost.returncode == 0 and json.loads(ghost.stdout) == {"key": "ghost:2", "summary": "", "cleared": False}
+    plain = run(tmp_path, "history", "summary", "ghost:3", "--clear")
+    assert (plain.returncode, plain.stdout) == (0, "") and "no summary of ghost:3 to clear: nothing changed" in plain.stderr
+    listed = run(tmp_path, "--json", "history", "list")
+    assert listed.returncode == 0 and "ghost" not in listed.stdout and "telegram:42" in listed.stdout, listed.stdout
+    # An empty entry an earlier version wrote is no conversation either (no migration needed).
+    with sqlite3.connect(tmp_path / "memory.db") as conn:
+        agent = conn.execute("SELECT agent FROM history_messages LIMIT 1").fetchone()[0]
+        conn.execute("INSERT INTO history_summaries (agent, conversation, summary, updated_at) VALUES (?, ?, ?, 0)",
+                     (agent, "old:1", ""))
+    with Engram.from_settings(home=tmp_path, embeddings={"provider": "none"}) as engram:
+        assert engram.history.conversations() == ["telegram:42"]
 
 
 def test_history_recall_finds_earlier_exchanges_of_this_agent_only_and_names_what_it_refuses(tmp_path: Path) -> None:

@@ -271,6 +271,14 @@ def test_history_endpoints(served: Served) -> None:
         messages = c.get(f"/api/v1/history/{conv}", params={"limit": 10}).json()["messages"]
         assert [m["role"] for m in messages] == ["user", "assistant"]
         assert c.get(f"/api/v1/history/{conv}/summary").json()["summary"] == ""
+        # Clearing the summary of a conversation that does not exist changes nothing and says so
+        # (it wrote an empty entry, listed as a conversation of 0 messages).
+        ghost = c.delete("/api/v1/history/web:never/summary")
+        assert ghost.status_code == 200 and ghost.json() == {"conversation": "web:never", "summary": "", "cleared": False}
+        assert c.get("/api/v1/history").json()["conversations"] == [{"conversation": conv, "messages": 2}]
+        assert c.put(f"/api/v1/history/{conv}/summary", json={"summary": "Lives in Lisbon"}).status_code == 200
+        assert c.delete(f"/api/v1/history/{conv}/summary").json() == {"conversation": conv, "summary": "", "cleared": True}
+        assert c.delete(f"/api/v1/history/{conv}/summary").json()["cleared"] is False
         bad = c.post(f"/api/v1/history/{conv}", json={"role": "wizard", "content": "x"})
         assert bad.status_code == 422 and bad.json()["field"].endswith("role")
         # The answer says how many messages went (it said "purged": null whatever it removed).

@@ -87,7 +87,8 @@ class HistoryStore(Protocol):
         ...
 
     def set_summary(self, key: str, summary: str) -> None:
-        """Store the compaction summary, replacing any previous one."""
+        """Store the compaction summary, replacing any previous one; ``""`` removes it, leaving no
+        entry (``conversations`` lists no conversation for an empty summary)."""
         ...
 
     def get_summary(self, key: str) -> str:

@@ -78,7 +78,10 @@ class InMemoryHistoryStore:
     def set_summary(self, key: str, summary: str) -> None:
         ident, summary = self._id(key), check_summary(summary)
         with self._lock:
-            self._shelves.summaries[ident] = summary
+            if summary:
+                self._shelves.summaries[ident] = summary
+            else:  # no summary: no entry, which conversations() would list
+                self._shelves.summaries.pop(ident, None)
 
     def get_summary(self, key: str) -> str:
         ident = self._id(key)

@@ -325,7 +325,10 @@ class JsonlHistoryStore:
         key, summary = normal_key(key), check_summary(summary)
         with self._locked():
             summaries = self._read_summaries()
-            summaries[(self.agent, key)] = summary
+            if summary:
+                summaries[(self.agent, key)] = summary
+            elif summaries.pop((self.agent, key), None) is None:
+                return  # no summary to clear: the file is left as it was, no empty entry added
             self._write_summaries(summaries)
 
     def get_summary(self, key: str) -> str:
@@ -422,7 +425,8 @@ class JsonlHistoryStore:
             lines, _ = self._read()
             summaries = self._read_summaries()
         mine = {line.key for line in lines if self._owned(line)}
-        return sorted(mine | {key for agent, key in summaries if agent == self.agent})
+        # An empty summary (one a clear wrote before clearing removed the entry) is no conversation.
+        return sorted(mine | {key for (agent, key), text in summaries.items() if agent == self.agent and text})
 
     def recap(self, key: str) -> str:
         """Recent exchanges of the conversation as a recap block of at most ``max_total_chars``."""

@@ -174,10 +174,12 @@ class PostgresHistoryStore(SqlHistoryStore):
         self.db.transact(work)
 
     def conversations(self) -> list[str]:
+        # An empty summary row (one a clear wrote before clearing deleted the row) is no conversation.
         with self.db.read() as conn:
             rows = conn.execute(
                 "SELECT conversation FROM history_messages WHERE agent = %s UNION "
-                "SELECT conversation FROM history_summaries WHERE agent = %s ORDER BY 1", (self.agent, self.agent)
+                "SELECT conversation FROM history_summaries WHERE agent = %s AND summary <> '' ORDER BY 1",
+                (self.agent, self.agent),
             ).fetchall()
         return [r[0] for r in rows]
 

@@ -453,11 +453,17 @@ class History:
         screened, warnings = self.privacy.screen(summary, field="summary")
         return check_redacted_length("summary", summary, screened, MAX_MESSAGE_CHARS), tuple(warnings)
 
-    def clear_summary(self, key: str) -> None:
-        """Remove the conversation's summary (its messages stay; ``purge`` forgets both). A
-        compaction running meanwhile finds the summary it read gone and tries again, as after
-        ``set_summary``. Raises ``ValidationError`` (a bad key), ``StorageError``."""
-        self._live_store().set_summary(normal_key(key), "")  # "" is the store's "no summary" (HistoryStore)
+    def clear_summary(self, key: str) -> bool:
+        """Remove the conversation's summary (its messages stay; ``purge`` forgets both); returns
+        whether there was one. Clearing where there is none (a conversation that does not exist)
+        writes nothing: it used to leave an empty entry that ``conversations`` listed, with 0
+        messages. A compaction running meanwhile finds the summary it read gone and tries again,
+        as after ``set_summary``. Raises ``ValidationError`` (a bad key), ``StorageError``."""
+        store, key = self._live_store(), normal_key(key)
+        if not store.get_summary(key):
+            return False
+        store.set_summary(key, "")  # "" is the store's "no summary" (HistoryStore): the entry goes
+        return True
 
     def _screened_summary(self, key: str, summary: str) -> str:
         """A compaction's summary as stored; its PII warnings logged (no caller is there to answer).

@@ -89,8 +89,13 @@ class SqlHistoryStore:
         return row[0] if row else ""
 
     def _set_summary(self, conn: Any, key: str, summary: str) -> None:
-        """Write conversation ``key``'s summary on ``conn``, inside the caller's transaction."""
+        """Write conversation ``key``'s summary on ``conn``, inside the caller's transaction. ``""``
+        (no summary) deletes the row rather than storing an empty one: a cleared summary of a
+        conversation that never was left a row ``conversations`` listed, with 0 messages."""
         m = self._mark
+        if not summary:
+            conn.execute(f"DELETE FROM history_summaries WHERE agent = {m} AND conversation = {m}", (self.agent, key))
+            return
         conn.execute(
             f"INSERT INTO history_summaries (agent, conversation, summary, updated_at) VALUES ({m}, {m}, {m}, {m})"
             " ON CONFLICT (agent, conversation) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",

@@ -174,10 +174,12 @@ class SqliteHistoryStore(SqlHistoryStore):
             conn.execute("DELETE FROM history_summaries WHERE agent = ? AND conversation = ?", (self.agent, key))
 
     def conversations(self) -> list[str]:
+        # An empty summary row (one a clear wrote before clearing deleted the row) is no conversation.
         with self.db.read() as conn:
             rows = conn.execute(
                 "SELECT conversation FROM history_messages WHERE agent = ? UNION "
-                "SELECT conversation FROM history_summaries WHERE agent = ? ORDER BY 1", (self.agent, self.agent)
+                "SELECT conversation FROM history_summaries WHERE agent = ? AND summary <> '' ORDER BY 1",
+                (self.agent, self.agent),
             ).fetchall()
         return [r[0] for r in rows]
 

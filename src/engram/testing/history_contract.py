@@ -218,6 +218,20 @@ class HistoryStoreContract:
         assert store.get_summary(OTHER) == ""
         assert store.conversations() == [KEY]
 
+    def test_an_empty_summary_removes_it_and_leaves_no_conversation(self, store: HistoryStore) -> None:
+        # Clearing the summary of a conversation that never was wrote an empty entry, which
+        # conversations() listed (a conversation of 0 messages): "" leaves no entry.
+        store.set_summary(KEY, "")
+        assert store.conversations() == [] and store.get_summary(KEY) == ""
+        store.append(OTHER, user("kept"))
+        store.set_summary(OTHER, "to be cleared")
+        store.set_summary(KEY, "only a summary")
+        assert store.conversations() == sorted([KEY, OTHER])
+        store.set_summary(KEY, "")
+        store.set_summary(OTHER, "")
+        assert store.conversations() == [OTHER] and store.get_summary(KEY) == store.get_summary(OTHER) == ""
+        assert store.get_all(OTHER) == [user("kept")]
+
     @pytest.mark.parametrize("text", ["nul \x00 byte", "lone \ud800 surrogate"], ids=["nul", "lone surrogate"])
     def test_a_summary_no_store_can_hold_is_refused_naming_it(self, store: HistoryStore, text: str) -> None:
         # Refused alike by every backend before anything is written: SQLite used to store a NUL that

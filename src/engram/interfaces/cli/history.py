@@ -160,8 +160,9 @@ def summary(
     if clear and set_to is not None:
         raise ValidationError("--clear", "cannot be given with --set", "--set TEXT or --clear")
     history = (st.reading_engram() if set_to is None and not clear else st.engram()).history
+    cleared = None
     if clear:
-        history.clear_summary(key)
+        cleared = history.clear_summary(key)
     elif set_to is not None:
         with present.wire_names({"summary": "--set"}):  # the engine's word for what --set fills
             warnings = history.set_summary(key, set_to)
@@ -169,7 +170,9 @@ def summary(
             render.errors.print(f"[yellow]warning:[/yellow] {render.markup_safe(warning)}")
     text = history.summary(key)
     if st.as_json:
-        render.emit_json({"key": key, "summary": text})
+        render.emit_json({"key": key, "summary": text} | ({} if cleared is None else {"cleared": cleared}))
+    elif cleared is not None:  # on standard error, as every note: what --clear did
+        render.note_line(f"summary of {key} cleared" if cleared else f"no summary of {key} to clear: nothing changed")
     elif text:
         render.console.print(render.markup_safe(text), highlight=False)
     else:  # on standard error: `engram history summary KEY > file` keeps an empty file, not "(no summary)"

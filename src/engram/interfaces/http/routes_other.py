@@ -119,8 +119,8 @@ def history_set_summary(eng: Eng, conversation: str, body: SummaryIn) -> dict[st
 @router.delete("/history/{conversation:ref}/summary", summary="Remove a conversation's summary (its messages stay)")
 def history_clear_summary(eng: Eng, conversation: str) -> dict[str, Any]:
     with present.wire_names(CONVERSATION_WIRE):
-        seams.history(eng).clear_summary(conversation)
-    return {"conversation": conversation, "summary": ""}
+        cleared = seams.history(eng).clear_summary(conversation)
+    return {"conversation": conversation, "summary": "", "cleared": cleared}
 
 
 @router.delete("/history/{conversation:ref}", summary="Delete a conversation's history")
