@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+from engram.engine import Engram
 
 LONG = ("The deploy target is a Raspberry Pi 4 running Debian bookworm, reached over the office VPN "
         "as deploy@pi.internal, and rebooted every Sunday night")
@@ -232,3 +236,29 @@ def test_every_command_with_json_prints_one_json_document_and_nothing_on_stderr(
     assert exported[str(out / "s.json")] == {"exported": 3, "format": "snapshot", "path": str(out / "s.json")}
     assert exported[str(out / "m.json")]["exported"] == len(json.loads((out / "m.json").read_text())["results"])
     assert exported[str(out / "bm")]["format"] == "basic-memory" and exported[str(out / "bm")]["exported"] >= 2
+
+
+def test_a_long_forget_says_what_it_removed_before_its_table_and_a_ctrl_c_meanwhile_keeps_it_so(tmp_path: Path) -> None:
+    """A bulk forget of thousands printed nothing until rich had built the whole table (18,000 rows:
+    40 s), the memories long gone: a Ctrl-C meanwhile exited 130 with no word of what was removed.
+    The count comes first now, on standard error; interrupted, the store holds what it said."""
+    with Engram.from_settings(home=tmp_path, embeddings={"provider": "none"}) as engram:
+        engram.remember_many([{"content": f"note {i} about the deploy", "tags": ["tmp" if i % 4 else "keep"]}
+                              for i in range(4000)])
+    full = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_") and k != "COLUMNS"}
+    full.update(ENGRAM_HOME=str(tmp_path), ENGRAM_EMBEDDINGS__PROVIDER="none")
+    proc = subprocess.Popen([sys.executable, "-m", "engram", "forget", "--tag", "tmp"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=full)
+    assert proc.stderr is not None
+    said = proc.stderr.readline().decode()  # written before the table is drawn
+    assert said == "forgot 3000 memories; listing them\n", said
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)  # mid-table (3,000 rows take seconds to draw)
+    proc.communicate(timeout=120)
+    assert proc.returncode in (0, 130, -signal.SIGINT)
+    assert run(tmp_path, "count").stdout.strip() == "1000"  # the 3,000 are gone, the rest whole
+    # Few rows: no line first (the table says it at once); with --json, the JSON alone.
+    few = run(tmp_path, "forget", "--tag", "keep", "--dry-run", "--json")
+    assert few.returncode == 0 and few.stderr == "" and len(json.loads(few.stdout)["removed"]) == 1000
+    small = run(tmp_path, "forget", "--query", "note 8 about")
+    assert small.returncode == 0 and small.stderr == "" and "forgot" in small.stdout, small.stderr

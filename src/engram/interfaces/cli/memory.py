@@ -381,9 +381,17 @@ def forget(
                              f"{', '.join(m.id for m in removed)}", highlight=False)
     elif removed:
         verb = "would erase" if erase else ("would forget" if dry_run else "forgot")
+        if len(removed) > _LONG_TABLE:
+            # Said before the table, which rich builds whole before printing (18,000 rows: 40 s of
+            # silence, the forget long done): a Ctrl-C meanwhile left no word of what was removed.
+            render.note_line(f"{verb} {counted(len(removed), 'memory')}; listing them")
         render.memories_table(removed, title=verb)
     else:
         render.note_line("nothing to forget")
+
+
+# Rows past which a table takes a noticeable time to draw (about 2 ms a row): said first, in a line.
+_LONG_TABLE = 200
 
 
 EndArg = typer.Argument(None, help="Id or key (or name this end by its key option).")
