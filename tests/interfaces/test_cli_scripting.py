@@ -262,3 +262,27 @@ def test_a_long_forget_says_what_it_removed_before_its_table_and_a_ctrl_c_meanwh
     assert few.returncode == 0 and few.stderr == "" and len(json.loads(few.stdout)["removed"]) == 1000
     small = run(tmp_path, "forget", "--query", "note 8 about")
     assert small.returncode == 0 and small.stderr == "" and "forgot" in small.stdout, small.stderr
+
+
+def test_a_long_command_stopped_by_ctrl_c_says_where_it_stopped(tmp_path: Path) -> None:
+    """A Ctrl-C took the progress bar away with it and exited 130 with no word (a reindex stopped at
+    768 of 20,000, its vectors so far kept): the last count the engine reported is said now, on
+    standard error, on a terminal or not, the store left whole."""
+    with Engram.from_settings(home=tmp_path, embeddings={"provider": "none"}) as engram:
+        engram.remember_many([{"content": f"note {i} about the deploy"} for i in range(6000)])
+    full = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_") and k != "COLUMNS"}
+    full.update(ENGRAM_HOME=str(tmp_path), ENGRAM_EMBEDDINGS__PROVIDER="none")
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "engram", "--json", "export", "--format", "json", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full)
+    deadline = time.monotonic() + 60
+    # Past two reports (one each 200 files) before the Ctrl-C.
+    while proc.poll() is None and time.monotonic() < deadline and len(list(out.rglob("*.json"))) < 450:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)  # mid-export: a file per memory
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode in (130, -signal.SIGINT), (proc.returncode, stderr)
+    said = stderr.decode().strip().splitlines()[-1]
+    assert said.startswith("interrupted while exporting as json (") and said.endswith(" of 6000)"), stderr
+    assert stdout == b""  # --json: no document for work not done, no bar
+    assert run(tmp_path, "count").stdout.strip() == "6000"

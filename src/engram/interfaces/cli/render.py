@@ -115,24 +115,38 @@ def progress(first: str, *, quiet: bool = False) -> Iterator[Callable[[str, int,
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     errors = _console("errors")
-    if quiet or not errors.is_terminal:
-        # No Progress at all: not to a terminal, rich draws no bar but its stop() still prints an
-        # empty line (disabled or not), a blank line on stderr for each import, sync or maintain.
-        yield lambda phase, done, total: None
-        return
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=errors, transient=True) as bar:
-        task, shown = bar.add_task(first, total=None), first
+    last = [first, 0, 0]  # the newest report: what a Ctrl-C stopped, said as the command ends
 
-        def report(phase: str, done: int, total: int) -> None:
-            nonlocal task, shown
-            if phase != shown:  # a phase of its own: its count, total and time (rich keeps a total once set)
-                bar.remove_task(task)
-                task, shown = bar.add_task(phase, total=total or None, completed=done), phase
-            else:
-                bar.update(task, completed=done, total=total or None)
+    def noted(phase: str, done: int, total: int) -> None:
+        last[:] = [phase, done, total]
 
-        yield report
+    try:
+        if quiet or not errors.is_terminal:
+            # No Progress at all: not to a terminal, rich draws no bar but its stop() still prints an
+            # empty line (disabled or not), a blank line on stderr for each import, sync or maintain.
+            yield noted
+            return
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=errors, transient=True) as bar:
+            task, shown = bar.add_task(first, total=None), first
+
+            def report(phase: str, done: int, total: int) -> None:
+                nonlocal task, shown
+                noted(phase, done, total)
+                if phase != shown:  # a phase of its own: its count, total and time (rich keeps a total once set)
+                    bar.remove_task(task)
+                    task, shown = bar.add_task(phase, total=total or None, completed=done), phase
+                else:
+                    bar.update(task, completed=done, total=total or None)
+
+            yield report
+    except KeyboardInterrupt:
+        # The transient bar is gone with the interrupt: say where the work stopped (what the engine
+        # last reported), then exit as interrupted. What was committed by then stays (each command's
+        # docs say what a stop mid-way keeps).
+        phase, done, total = last
+        note_line(f"interrupted while {phase}" + (f" ({done} of {total})" if total else ""))
+        raise
 
 
 def when(ts: float | None) -> str:
