@@ -48,6 +48,57 @@ def test_redact_dsn(dsn: str, redacted: str) -> None:
     assert "s3cret" not in redact_dsn(dsn)
 
 
+@pytest.mark.parametrize(
+    ("dsn", "redacted"),
+    [
+        # libpq reads a backslash as escaping the next character of an unquoted value: "s3c ret".
+        ("host=h password=s3c\\ ret dbname=db", "host=h password=*** dbname=db"),
+        # libpq takes "?" and "#" into a password (it ends at the "@" before any "/"), and a "/" in
+        # one ends the host instead; any "@" of a password unescaped: all of it hidden either way.
+        ("postgresql://bob:s3c?ret@host/db", "postgresql://bob:***@host/db"),
+        ("postgresql://bob:s3c#ret@host/db", "postgresql://bob:***@host/db"),
+        ("postgresql://bob:s3c/ret@host/db", "postgresql://bob:***@host/db"),
+        ("postgresql://bob:s3c@ret@host/db", "postgresql://bob:***@host/db"),
+        # Not a URL Python's urlsplit can read (it raised ValueError: "internal error"), kept as written.
+        ("postgresql://bob:s3cret@[::1:1/db", "postgresql://bob:***@[::1:1/db"),
+        # An empty host is kept ("postgresql:/db" named no host at all), and a query's spaces.
+        ("postgresql:///db?host=h&password=s3c ret", "postgresql:///db?host=h&password=***"),
+        ("postgresql://h:5432/db?user=bob@corp&options=-c x=1", "postgresql://h:5432/db?user=bob@corp&options=-c x=1"),
+    ],
+)
+def test_redact_dsn_hides_every_password_libpq_may_read(dsn: str, redacted: str) -> None:
+    assert redact_dsn(dsn) == redacted
+    assert "s3c" not in redact_dsn(dsn) and "ret" not in redact_dsn(dsn)
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://bob:s3cret@[::1:1/db",  # psycopg's error quotes the whole URI
+    "postgresql://bob:s3c ret@127.0.0.1:1/db",  # psycopg's error quotes the password
+])
+def test_a_url_libpq_cannot_read_is_named_as_database_url_without_its_password(tmp_path: Path, url: str) -> None:
+    env = {**os.environ, "ENGRAM_HOME": str(tmp_path), "ENGRAM_DATABASE_URL": url}
+    run = subprocess.run([*ENGRAM, "count"], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1 and run.stdout == "", run.stderr
+    assert run.stderr.startswith("error: database_url (from ENGRAM_DATABASE_URL): PostgreSQL "), run.stderr
+    assert "postgresql://bob:***@" in run.stderr and "s3c" not in run.stderr and "internal error" not in run.stderr
+    with pytest.raises(StorageError) as raised:
+        PgDatabase.connect(url)
+    assert "s3c" not in str(raised.value) and "***" in str(raised.value)
+
+
+def test_an_at_sign_left_in_a_password_is_refused_naming_database_url(tmp_path: Path) -> None:
+    # libpq ends the password at the first "@" and read the rest as the host: "failed to resolve
+    # host 'ret@127.0.0.1'" showed the end of the password, and never said what was wrong.
+    url = "postgresql://bob:s3c@ret@127.0.0.1:1/db"
+    env = {**os.environ, "ENGRAM_HOME": str(tmp_path), "ENGRAM_DATABASE_URL": url}
+    run = subprocess.run([*ENGRAM, "count"], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0 and "database_url" in run.stderr and "%40" in run.stderr, run.stderr
+    assert "s3c" not in run.stderr and "ret" not in run.stderr
+    with pytest.raises(ConfigError, match="%40") as raised:
+        PgDatabase.connect(url)
+    assert "s3c" not in str(raised.value) and "ret" not in str(raised.value)
+
+
 SAME_DATABASE = [
     "postgresql://bob:s3cret@db.example:5432/engram",
     "postgres://bob@db.example/engram",
