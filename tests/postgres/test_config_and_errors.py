@@ -97,6 +97,11 @@ def test_an_at_sign_left_in_a_password_is_refused_naming_database_url(tmp_path: 
     with pytest.raises(ConfigError, match="%40") as raised:
         PgDatabase.connect(url)
     assert "s3c" not in str(raised.value) and "ret" not in str(raised.value)
+    # engram migrate --to names it so, without the hint for a SQLite file given there.
+    del env["ENGRAM_DATABASE_URL"]
+    run = subprocess.run([*ENGRAM, "migrate", "--to", url], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and run.stderr.startswith('error: --to: its user name or password holds an "@"'), run.stderr
+    assert "copy back" not in run.stderr and "s3c" not in run.stderr and "ret" not in run.stderr
 
 
 SAME_DATABASE = [

@@ -41,6 +41,16 @@ def url_credentials(url: str) -> tuple[int, int] | None:
     return None if end < 0 else (start, start + end)
 
 
+def credentials_problem(url: str) -> str | None:
+    """Why the user name or password of a PostgreSQL ``url`` would be misread, None when it would not:
+    libpq ends the password at its first ``@`` and reads the rest as the host name, showing that
+    part of the password in its error ("failed to resolve host '...'")."""
+    credentials = url_credentials(url)
+    if credentials and "@" in url[credentials[0]:credentials[1]]:
+        return 'its user name or password holds an "@", which a URL writes as %40'
+    return None
+
+
 def dsn_problem(value: str) -> str | None:
     """Why ``value`` names no PostgreSQL database (a URL of another scheme, a file path), None when
     it names one: a ``postgresql://`` or ``postgres://`` URL, or libpq's ``key=value`` form
@@ -50,11 +60,7 @@ def dsn_problem(value: str) -> str | None:
         if scheme.lower() not in ("postgresql", "postgres"):
             named = f'a "{scheme}" URL' if re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme) else "this URL"
             return f"{named} is not a PostgreSQL database"
-        credentials = url_credentials(value)
-        if credentials and "@" in value[credentials[0]:credentials[1]]:
-            # libpq would end the password at its first "@" and read the rest as the host name,
-            # showing that part of the password in its error ("failed to resolve host '...'").
-            return 'its user name or password holds an "@", which a URL writes as %40'
+        return credentials_problem(value)
     elif "=" not in value:
         return "not a PostgreSQL URL"
     return None
