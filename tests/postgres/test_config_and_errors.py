@@ -177,6 +177,27 @@ def test_nul_in_content_is_refused_and_nothing_stored(pg_url: str) -> None:
         mem.close()
 
 
+def test_content_past_the_full_text_index_limit_is_refused_naming_content(pg_url: str, tmp_path: Path) -> None:
+    # A tsvector holds at most 1 MB: a memory of ~80k distinct words (max_content_chars allows up to
+    # 1,000,000 characters) is stored on SQLite, and PostgreSQL refused it with its own "string is
+    # too long for tsvector" as a StorageError (exit 1, "PostgreSQL error on ..."), naming no field.
+    words = " ".join(f"w{i:07d}x" for i in range(100_000))[:1_000_000]
+    for where in ({}, {"batch": True}):
+        mem = Engram.from_settings(database_url=pg_url, home=tmp_path, max_content_chars=1_000_000,
+                                   embeddings={"provider": "none"}, files={"enabled": False})
+        try:
+            mem.remember("kept", key="kept")
+            with pytest.raises(ValidationError) as err:
+                if where:  # in a batch, the other memories are still stored
+                    mem.remember_many([{"content": "also kept", "key": "also"}, {"content": words, "key": "big"}])
+                else:
+                    mem.remember(words, key="big")
+            assert err.value.field == "content" and "full-text" in str(err.value) and "1 MB" in str(err.value)
+            assert mem.find("big") is None and mem.get("kept").content == "kept"
+        finally:
+            mem.close()
+
+
 def test_several_processes_opening_at_once_migrate_once(new_database, pg) -> None:
     # A bare database (not the migrated template): concurrent opens race to migrate it.
     import threading

@@ -132,6 +132,14 @@ def translate_errors(where: str, secrets: Sequence[str] = ()) -> Iterator[None]:
         yield
     except psycopg.errors.UntranslatableCharacter as exc:
         raise ValidationError("content", "contains characters PostgreSQL cannot store", "text without NUL") from exc
+    except psycopg.errors.ProgramLimitExceeded as exc:
+        # A limit SQLite does not have, reached by what a write holds: a memory's full-text index
+        # (a tsvector of key, content and search context) holds at most 1 MB, some 80,000 distinct
+        # words, within the 1,000,000 characters max_content_chars allows. The write is refused
+        # alone (a batch's others are kept), as a NUL is, rather than as a failure of the database.
+        raise ValidationError("content", "holds too many distinct words for PostgreSQL's full-text index, which takes "
+                              f"at most 1 MB ({exc.diag.message_primary or exc})",
+                              "a text of fewer distinct words (split it into several memories)") from exc
     except PoolTimeout as exc:
         raise StorageError(f"PostgreSQL {where}: no connection available ({exc})") from exc
     except psycopg.OperationalError as exc:
