@@ -53,6 +53,8 @@ _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"']+")
 # "e" of the message would be hidden for the password "e" (libpq quotes a password it could not
 # parse, "unexpected spaces found in ..."; the URL forms around it are hidden anyway).
 _SHORTEST_SOUGHT = 4
+# The trigger that derives a memory's full-text columns on every write of its text (schema step 0014).
+_FULL_TEXT_TRIGGER = "engram_keep_search_length"
 
 
 def redact_dsn(dsn: str) -> str:
@@ -137,6 +139,10 @@ def translate_errors(where: str, secrets: Sequence[str] = ()) -> Iterator[None]:
         # (a tsvector of key, content and search context) holds at most 1 MB, some 80,000 distinct
         # words, within the 1,000,000 characters max_content_chars allows. The write is refused
         # alone (a batch's others are kept), as a NUL is, rather than as a failure of the database.
+        # Known by where it failed: the trigger that first makes a row's tsvector (schema step 0014)
+        # is named in the error's context; any other limit is the database's failure, as before.
+        if _FULL_TEXT_TRIGGER not in (exc.diag.context or ""):
+            raise StorageError(f"PostgreSQL error on {where}: {_message(exc, secrets)}") from exc
         raise ValidationError("content", "holds too many distinct words for PostgreSQL's full-text index, which takes "
                               f"at most 1 MB ({exc.diag.message_primary or exc})",
                               "a text of fewer distinct words (split it into several memories)") from exc
