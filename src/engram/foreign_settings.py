@@ -562,8 +562,8 @@ def map_mem0_config(config: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
     mem0_keys = [*MEM0_IGNORED, "embedder", "llm"]
     for key in config:
         if key not in mem0_keys and key not in Settings.model_fields:
-            close = difflib.get_close_matches(str(key), mem0_keys, n=1)
-            if close:
+            close = difflib.get_close_matches(str(key), [*mem0_keys, *Settings.model_fields], n=1)
+            if close and close[0] in mem0_keys:  # (nearer one of engram's: engram.config names it)
                 raise ConfigError(f"invalid settings ({key}: not a setting engram or mem0 knows (did you mean {close[0]!r}?))")
     # Copied a level down: a mapped value goes into engram's own sections, never the caller's dicts.
     out = {k: dict(v) if isinstance(v, Mapping) else v for k, v in config.items()
