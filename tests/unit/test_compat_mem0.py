@@ -849,7 +849,7 @@ def test_a_mem0_config_names_what_engram_cannot_honour(isolated_home: Path, monk
                         "verison: not a setting engram or mem0 knows .did you mean 'version'"),
                        ({"vektor_store": {}}, "vektor_store: not a setting engram or mem0 knows .did you mean 'vector_store'"),
                        ({"agnet": "alice"}, "agnet: not a setting engram knows .did you mean 'agent'"),
-                       ({"embedings": {}}, "embedings: not a setting engram knows .did you mean 'embeddings'")):
+                       ({"vector_indx": {}}, "vector_indx: not a setting engram knows .did you mean 'vector_index'")):
         with pytest.raises(ConfigError, match=named):
             Memory.from_config(bad)
     with pytest.raises(ValidationError) as err:
