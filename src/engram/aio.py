@@ -193,6 +193,7 @@ class AsyncHistory:
     append_many = _offload_history(History.append_many, "write")
     append_reported = _offload_history(History.append_reported, "write")
     append_many_reported = _offload_history(History.append_many_reported, "write")
+    append_screened = _offload_history(History.append_screened, "write")
     set_summary = _offload_history(History.set_summary, "write")
     clear_summary = _offload_history(History.clear_summary, "write")
     pop_newest = _offload_history(History.pop_newest, "write")
@@ -210,6 +211,7 @@ class AsyncHistory:
     semantic_recall = _offload_history(History.semantic_recall, "read")
     # Checks that write nothing: what append_many and set_summary would refuse, before writing elsewhere.
     check_many = _offload_history(History.check_many, "read")
+    screen = _offload_history(History.screen, "read")  # (reads nothing: PII screening, off the event loop)
     checked_summary = _offload_history(History.checked_summary, "read")
 
 

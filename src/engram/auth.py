@@ -5,13 +5,24 @@ list`` and ``revoke``; the secret is 32 random bytes, so a plain SHA-256 is a sa
 is nothing to brute-force, unlike a password). Tokens live in the ``api_tokens`` table of the
 SQLite database (migration ``0003_tokens``), next to the memories when the backend is SQLite,
 in the shared database when it is PostgreSQL, otherwise in ``auth.db`` in engram's home folder.
+
+The page token of an ``engram serve`` run is a token like the others, named after the process that
+made it (``create_run_token``: ``engram serve page (run pid N on HOST)``), so that a later start on
+the same host can tell those whose server is gone (killed, or the power cut: nothing revoked them)
+and revoke them (``revoke_orphaned_run_tokens``). The name reads true after the run too: ``engram
+token list --all`` shows it beside the time it was revoked (it was "engram serve (this run, ...)",
+which a revoked token's row still claimed long after that run had ended); tokens named so before
+are still recognised.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import os
+import re
 import secrets
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +43,9 @@ LAST_USED_RESOLUTION_S = 60.0
 # taking the database's lock, which waits for any commit in progress. A token revoked through
 # this store stops working at once; revoked by another process, within this time.
 VERIFIED_RECHECK_S = 1.0
+# An ``engram serve`` run's page token, by the process and host that made it (``create_run_token``).
+_RUN_NAME = re.compile(r"^engram serve page \(run pid (\d+) on (\S+)\)$")
+_EARLIER_RUN_NAME = re.compile(r"^engram serve \(this run(?:, pid (\d+) on (\S+))?\)$")  # as they were named before
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +62,16 @@ class TokenInfo:
 
 def _hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
 
 
 class TokenStore:
@@ -87,6 +111,30 @@ class TokenStore:
         info = TokenInfo(token_id, agent, name.strip()[:200], time.time())
         self._insert(info, _hash(token))
         return token, info
+
+    def create_run_token(self, agent: str) -> tuple[str, TokenInfo]:
+        """A token for this process's ``engram serve`` run (its page), named after the process so a
+        later start can tell whether it is gone (``revoke_orphaned_run_tokens``). Raises
+        ``ValidationError`` for an invalid agent name."""
+        return self.create(agent, name=f"engram serve page (run pid {os.getpid()} on {socket.gethostname()})")
+
+    def revoke_orphaned_run_tokens(self) -> list[str]:
+        """Revoke the run tokens of ``engram serve`` processes on this host that are no longer
+        running (and those of runs from before run tokens were named by process, whose process
+        cannot be told); returns the ids revoked. A token of another host is left alone: whether
+        its server runs cannot be seen from here."""
+        here = socket.gethostname()
+        revoked = []
+        for info in self.list():
+            found = _RUN_NAME.match(info.name) or _EARLIER_RUN_NAME.match(info.name)
+            if found is None:
+                continue
+            pid, host = found.groups()
+            if pid is not None and (host != here or _process_alive(int(pid))):
+                continue
+            self.revoke(info.id)
+            revoked.append(info.id)
+        return revoked
 
     def verify(self, token: str) -> TokenInfo | None:
         """The live token matching ``token``, or None (unknown, malformed or revoked)."""

@@ -128,6 +128,9 @@ class Engram(_Scoping, _Remembering, _Updating, _Reading, _Recalling, _Linking, 
         # With one database per agent (``per_agent_databases``) each agent's engine, opened on first
         # use: ``for_agent`` stands another agent's view on its own file (set by ``engram.root``).
         self.agent_databases: AgentDatabases | None = None
+        # Set on a view made by ``for_agent``: its listeners hear only what that view may read
+        # (``subscribe``); the engine's own listeners (audit, file mirror) hear every view.
+        self._view_of_agent = False
 
     @property
     def embedder(self) -> TextEmbedder | None:
@@ -174,11 +177,28 @@ class Engram(_Scoping, _Remembering, _Updating, _Reading, _Recalling, _Linking, 
         view._history_root = base._history_root or base
         view.embedding_note = base.embedding_note
         view.agent_databases = self.agent_databases
+        view._view_of_agent = True
         return view
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Call ``listener`` with a ``MemoryEvent`` after every change; returns an unsubscribe function."""
-        return self.events.subscribe(listener)
+        """Call ``listener`` with a ``MemoryEvent`` after every change; returns an unsubscribe function.
+        Subscribed on the engine (``from_settings``), it hears every change made through it and its
+        views, every agent's (the operator's view, as the audit trail's). Subscribed on a view from
+        ``for_agent``/``for_session``, it hears only the memories that view may read (its agent's,
+        in any of its sessions, and global ones, links narrowed to readable memories): one agent
+        never hears another's memories, as it never reads them (``visibility.narrow_event``)."""
+        if not self._view_of_agent:
+            return self.events.subscribe(listener)
+        from engram.visibility import narrow_event
+
+        store, viewer, readable = self.store, self.scope, self._readable
+
+        def heard(event: MemoryEvent) -> None:
+            narrowed = narrow_event(store, viewer, readable, event)
+            if narrowed is not None:
+                listener(narrowed)
+
+        return self.events.subscribe(heard)
 
     def _event(self, kind: EventKind, memories: Sequence[Memory], reason: str | None = None,
                previous: Iterable[Memory | None] = ()) -> MemoryEvent:

@@ -121,6 +121,27 @@ def _ptrclaw_depth(value: Any, name: str) -> Any:
     return 1 if number is not None and number > 0 and number == int(number) else value
 
 
+# What PtrClaw's ``hygiene_max_age = 0`` becomes: the smallest age engram's own settings purge by
+# (their 0 turns the purge off). PtrClaw's timestamps are whole seconds and it purges what is
+# "older than" the age, so 0 takes every entry written before the current second.
+PTRCLAW_NO_AGE_S = 1.0
+
+
+def _ptrclaw_max_age(value: Any, name: str) -> Any:
+    """PtrClaw's ``hygiene_max_age``: "Purge Conversation entries older than this (seconds)". Unlike
+    ``recency_half_life`` and ``knowledge_max_idle_days`` its reference gives 0 no meaning of its
+    own ("0 = disabled" for those two), so 0 is an age: every conversation entry is purged. Engram's
+    ``max_age_s`` 0 means never, so PtrClaw's 0 is carried over as ``PTRCLAW_NO_AGE_S``, said once;
+    it was read as engram's 0, keeping for ever what PtrClaw purged at every pass."""
+    number = _number(value)
+    if number != 0:
+        return value  # (anything else: checked by engram's settings, named as its key)
+    warn_once(name, "0 purges every conversation entry at each hygiene pass and after each history compaction, as "
+              "PtrClaw does (entries older than 0 seconds); to keep them, set lifecycle.hygiene.max_age_s and "
+              "history.compaction.conversation_max_age_s to 0, engram's own 'never'")
+    return PTRCLAW_NO_AGE_S
+
+
 def _text_or_skip(value: Any, name: str) -> Any:
     """PtrClaw's ``""`` means "not set": the default (or a fallback) applies."""
     return value if value != "" else SKIP
@@ -271,7 +292,7 @@ FOREIGN_MEMORY_BLOCK: dict[KeyPath, Rule] = {
     ("cache_max_entries",): to("chat", "cache_max_entries"),
     # PtrClaw purges old conversation entries in its hygiene pass and after a history compaction.
     ("hygiene_max_age",): Rule((("lifecycle", "hygiene", "max_age_s"),
-                                ("history", "compaction", "conversation_max_age_s"))),
+                                ("history", "compaction", "conversation_max_age_s")), _ptrclaw_max_age),
     ("recency_half_life",): to("recall", "recency_half_life_s"),
     ("knowledge_max_idle_days",): to("lifecycle", "hygiene", "knowledge_max_idle_days"),
     ("knowledge_survival_chance",): to("lifecycle", "hygiene", "knowledge_survival_chance"),

@@ -1,4 +1,5 @@
-"""When a remote provider (a chat model, an embedding model) needs an API key: one rule for both.
+"""When a remote provider (a chat model, an embedding model) needs an API key, and which variables
+it is read from: one rule and one table for both.
 
 A provider of a paid service needs a key at that service's own address: sent without one, every
 request was refused (offline: reported as "cannot reach"), so the provider is refused when it is
@@ -8,9 +9,31 @@ made, naming the setting and the variables a key is read from. A ``base_url`` of
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 
 from engram.errors import ConfigError
+
+# Each paid service's usual environment variables for its key, the first set one taken: one table for
+# the service's chat and embedding providers alike (the embedding side read GOOGLE_API_KEY for Gemini
+# and the chat side did not, so one shell's key worked for one and was "missing" for the other).
+# GOOGLE_API_KEY is what Google's own SDKs read beside GEMINI_API_KEY.
+KEY_VARIABLES: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+}
+
+
+def key_variables(service: str) -> tuple[str, ...]:
+    """The service's usual variables a key is read from, in the order tried; none: it takes no key."""
+    return KEY_VARIABLES.get(service, ())
+
+
+def set_variable(variables: Sequence[str], env: Mapping[str, str] | None = None) -> str | None:
+    """The first of ``variables`` set (non-empty) in ``env`` (the process environment by default), if any."""
+    env = os.environ if env is None else env
+    return next((variable for variable in variables if env.get(variable)), None)
 
 
 def refuse_missing_key(

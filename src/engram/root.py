@@ -146,10 +146,11 @@ def agent_database_path(settings: Settings, agent: str | None = None) -> Path:
 
 def history_backend_name(settings: Settings) -> str:
     """``history.backend``; left at its default it follows a PostgreSQL memory backend, so that one
-    ``database_url`` puts everything in the shared database."""
+    ``database_url`` puts everything in the shared database, and memory turned off (``disabled``:
+    no conversations kept either, as the reference's memory off keeps nothing; sclaw, reference 001)."""
     h = settings.history
-    if "backend" not in h.model_fields_set and settings.backend == "postgres":
-        return "postgres"
+    if "backend" not in h.model_fields_set and settings.backend in ("postgres", "disabled"):
+        return settings.backend
     return h.backend
 
 
@@ -162,7 +163,7 @@ def open_history(settings: Settings, agent: str, backend: Backend | None = None,
     ``backend`` the configured one is opened for this history alone and closed with it.
     ``privacy`` is the engine's PII policy (``engine_options`` makes it from ``[privacy]``; made
     alike here when not given): every message and summary is screened by it before it is written."""
-    from engram.history.service import History
+    from engram.history.service import HISTORY_OFF, MEMORY_OFF, History
     from engram.privacy import PiiPolicy
 
     if privacy is None:
@@ -191,7 +192,8 @@ def open_history(settings: Settings, agent: str, backend: Backend | None = None,
             semantic.warm(store)
     return History(store, max_history_len=h.max_history_len, compaction=h.compaction, semantic=semantic,
                    purge=purge, recap_top_k=h.recap_top_k, on_close=None if home is backend else home.close,
-                   enabled=h.enabled, privacy=privacy,
+                   enabled=h.enabled and name != "disabled", off_reason=MEMORY_OFF if name == "disabled" else HISTORY_OFF,
+                   privacy=privacy,
                    unread=unread_clawless_history(settings, home.path if name == "jsonl" else None),
                    trims=name != "jsonl")  # the JSONL store keeps its own bound, Clawless's max_entries
 
@@ -275,20 +277,21 @@ MAINTENANCE_STATE = ".maintenance.json"
 def migration_target(settings: Settings, to: str | None) -> str:
     """The PostgreSQL database ``engram migrate`` copies into: ``to`` (``--to``) when given, else the
     configured ``database_url`` (``ENGRAM_DATABASE_URL``, the config file), the database engram uses
-    once the copy is done. A copy only ever goes from SQLite into PostgreSQL, so the setting names
-    no other direction. Raises ``ValidationError`` (field ``--to``) when neither names one."""
+    once the copy is done. The copy back (``migrate_from_postgres``) names its file with ``--to``
+    itself, so the setting names no other direction. Raises ``ValidationError`` (field ``--to``) when neither names one."""
     from engram.db.pg_settings import DSN_ALLOWED, dsn_problem
     from engram.errors import ValidationError
 
     if to is not None:
         if not to.strip():  # `--to "$URL"` with the variable unset: not the configured database unsaid
             raise ValidationError("--to", "empty", "a PostgreSQL URL: postgresql://user:password@host/db")
-        # Refused before anything is opened, as database_url is: a SQLite file given here (a copy
-        # back, which migrate does not make) was handed to libpq and came back as its "missing '='
+        # Refused before anything is opened, as database_url is: a SQLite file given here (meant
+        # as a copy back, which takes --from URL) was handed to libpq and came back as its "missing '='
         # after ... in connection info string", exit 1, naming no option.
         problem = dsn_problem(to)
         if problem:
-            raise ValidationError("--to", f"{problem}: a copy only goes from SQLite into PostgreSQL", DSN_ALLOWED)
+            raise ValidationError("--to", f"{problem}: --to names the PostgreSQL database to copy into (a copy back"
+                                  " into a SQLite file is --from postgresql://… --to FILE)", DSN_ALLOWED)
         return to
     if settings.database_url:
         return settings.database_url
@@ -327,6 +330,27 @@ def migrate_to_postgres(settings: Settings, sqlite_path: Path, database_url: str
         if hand_over:
             report.sync_state = _hand_over_sync_state(settings, Path(sqlite_path), database_url, agent)
     return report
+
+
+def migrate_from_postgres(settings: Settings, database_url: str, sqlite_path: Path | None = None,
+                          progress: Progress | None = None, *, named: str | None = None) -> TransferReport:
+    """``engram migrate --from URL``: copy the PostgreSQL database back into one SQLite file
+    (``copy_postgres_to_sqlite``): ``sqlite_path`` (``--to``), else the configured shared file
+    (``path``, else ``home/memory.db``), encrypted with ``privacy.encryption_key`` when one is set.
+    Raises ``ValidationError`` (field ``per_agent_databases``) with one database per agent, whose
+    agents' files a copy into one file would not fill, and what the copy raises."""
+    from engram.db.transfer_back import copy_postgres_to_sqlite
+    from engram.errors import ValidationError
+
+    if settings.per_agent_databases:
+        raise ValidationError("per_agent_databases", "is on: a copy back from PostgreSQL goes into one SQLite file"
+                              " of every agent, which a home with one database per agent does not read",
+                              "per_agent_databases off (ENGRAM_PER_AGENT_DATABASES=false) for the copy and after it")
+    target = sqlite_path or settings.path or settings.home / "memory.db"
+    if sqlite_path is None:
+        make_home(settings.home)
+    return copy_postgres_to_sqlite(database_url, target, settings=settings.postgres, progress=progress,
+                                   key=settings.privacy.key(), named=named)
 
 
 def _hand_over_sync_state(settings: Settings, sqlite_path: Path, database_url: str, agent: str | None) -> str | None:

@@ -33,6 +33,7 @@ from engram.store.base import MemoryStore
 
 if TYPE_CHECKING:
     from engram.audit import AuditEntry
+    from engram.events import MemoryEvent
 
 
 def narrow_links(
@@ -70,6 +71,25 @@ def narrow_audit(store: MemoryStore, entries: Sequence[AuditEntry], readable: Me
     return [e if n not in links or allowed.keys() >= set(links[n])
             else replace(e, detail={**(e.detail or {}), "links": [i for i in links[n] if i in allowed]})
             for n, e in enumerate(entries)]
+
+
+def narrow_event(store: MemoryStore, viewer: Scope, readable: MemoryFilter, event: MemoryEvent) -> MemoryEvent | None:
+    """``event`` as a listener subscribed through a view of ``viewer`` hears it (``readable``: what
+    the view reads): its memories, and their earlier states, those the view reaches by id
+    (``reaches``), with links narrowed as ``narrow_links`` does; None when it names none of them.
+    A view shares its engine's event bus (the audit trail and the file mirror hear every agent), so
+    unnarrowed, a listener of agent A's view heard B's memories as B stored, changed and forgot
+    them. A link or unlink with a memory the view may not read is not heard at all, as its audit
+    row is not shown (``without_others_links``): it told A that something it cannot see was linked."""
+    kept = [m for m in event.memories if reaches(viewer, m.scope)]
+    if not kept or (event.kind in ("linked", "unlinked") and len(kept) < len(event.memories)):
+        return None
+    previous = [m for m in event.previous if reaches(viewer, m.scope)]
+    widened = reaching(viewer, readable, [*kept, *previous])
+    kept, previous = narrow_links(store, kept, widened), narrow_links(store, previous, widened)
+    if tuple(kept) == event.memories and tuple(previous) == event.previous:
+        return event
+    return replace(event, memories=tuple(kept), previous=tuple(previous))
 
 
 def without_others_links(entries: Sequence[AuditEntry], viewer: Scope) -> list[AuditEntry]:

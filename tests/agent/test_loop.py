@@ -24,7 +24,8 @@ def server():
 def make_agent(engram, server, **kw):
     provider = OpenAIChat("m", base_url=server.base_url, max_retries=0)
     kw.setdefault("history", History(InMemoryHistoryStore()))
-    return MemoryAgent(engram, provider, kw.pop("settings", ChatSettings()), conversation="t:1", **kw)
+    kw.setdefault("conversation", "t:1")
+    return MemoryAgent(engram, provider, kw.pop("settings", ChatSettings()), **kw)
 
 
 def test_system_prompt_and_enriched_message(engram, server):
@@ -207,6 +208,24 @@ def test_facts_kept_from_compacted_messages_record_their_conversation(engram):
     assert agent.compact(force=True).compacted
     kept = engram.get("user-location")
     assert kept.content == "The user lives in Oslo." and dict(kept.metadata) == {"conversation": "slack:C1:T7"}
+
+
+def test_synthesized_notes_record_their_conversation_as_extracted_facts_do(engram, server):
+    # The module and docs say a note names the conversation it came from; periodic synthesis and the
+    # synthesis forced before compaction wrote theirs with no metadata at all.
+    from engram.history.settings import CompactionSettings
+
+    history = History(InMemoryHistoryStore(), compaction=CompactionSettings(min_messages=2, keep_recent=1))
+    agent = make_agent(engram, server, history=history, settings=ChatSettings(synthesis_interval=1),
+                       conversation="telegram:42:")
+    server.enqueue(Reply.say("nice"), Reply.say('[{"key": "user-kites", "content": "The user flies kites."}]'))
+    assert agent.process("I fly kites").stored == ("user-kites",)
+    kites = engram.get("user-kites")
+    assert kites.source == "synthesis" and dict(kites.metadata) == {"conversation": "telegram:42"}
+    server.enqueue(Reply.say('[{"key": "user-boat", "content": "The user owns a boat."}]'), Reply.say("summary"))
+    assert agent.compact(force=True).compacted
+    boat = engram.get("user-boat")
+    assert boat.source == "synthesis" and dict(boat.metadata) == {"conversation": "telegram:42"}
 
 
 @pytest.mark.parametrize("wire", ["anthropic", "gemini"])

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -412,15 +413,51 @@ def test_metrics_show_the_storage_size_and_latency_engram_stats_shows(served: Se
         assert found[(f"engram_{name}_seconds_sum", ())] > 0
     assert found[("engram_recall_seconds_count", ())] == 1
 
-    with served.client(served.alice) as c:  # a write grows the file: the next scrape sees it, no stale cache
+    with served.client(served.alice) as c:  # a write grows the file...
         for n in range(5):
             note = " ".join(f"word{n}x{i}" for i in range(300))
             assert c.post("/api/v1/memory", json={"content": note}).status_code == 201
     with served.client(scraper) as c:
         again = _scraped(c.get("/metrics").text)
     [(_, after, _)] = store_stats_by_database(served.engram)
-    assert again[("engram_storage_bytes", ())] == after.size_bytes > stats.size_bytes
+    assert after.size_bytes > stats.size_bytes and after.memories == 8
+    # ...which a scrape within server.metrics_max_age_s (60 s) of the count does not count again: it
+    # serves that count, saying how old it is; the latency figures, kept in memory, are current.
+    assert (again[("engram_storage_bytes", ())], again[("engram_memories", ())]) == (stats.size_bytes, 3)
+    assert 0 < again[("engram_store_figures_age_seconds", ())] < 60 and found[("engram_store_figures_age_seconds", ())] == 0
     assert again[("engram_embedding_seconds_count", ())] > found[("engram_embedding_seconds_count", ())]
+
+
+@pytest.mark.parametrize("max_age_s", [0.0, 1.5])
+def test_metrics_count_again_once_the_count_is_older_than_the_max_age(tmp_path: Path, max_age_s: float) -> None:
+    # Counting reads every row (about 0.2 s a scrape at a million memories): /metrics counts at most once
+    # every server.metrics_max_age_s and says the age of what it serves; 0 counts at every scrape.
+    db_path = tmp_path / "memory.db"
+    # (No embedding model: a write between two scrapes takes milliseconds, well within the max age.)
+    engram = Engram.from_settings(home=tmp_path, path=db_path, embeddings={"provider": "none"})
+    tokens = TokenStore.open(db_path)
+    scraper, _ = tokens.create("metrics", "prometheus")
+    server = BackgroundServer(create_app(engram, tokens, ServerSettings(metrics_max_age_s=max_age_s), mcp=False)).start()
+    try:
+        with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {scraper}"}, timeout=30) as http:
+            def scrape() -> tuple[float, float]:
+                found = _scraped(http.get("/metrics").text)
+                return found[("engram_memories", ())], found[("engram_store_figures_age_seconds", ())]
+
+            started = time.monotonic()
+            assert scrape() == (0, 0)
+            engram.remember("the kettle is blue", key="kettle")
+            memories, age = scrape()
+            if max_age_s == 0:
+                assert (memories, age) == (1, 0)
+            else:
+                assert memories == 0 and 0 < age <= time.monotonic() - started < max_age_s
+                time.sleep(max_age_s - (time.monotonic() - started) + 0.05)
+                assert scrape() == (1, 0)
+    finally:
+        server.stop()
+        tokens.close()
+        engram.close()
 
 
 def test_an_agents_token_never_reads_the_store_wide_metrics(served: Served) -> None:
@@ -440,7 +477,8 @@ def test_metrics_need_a_live_token_while_the_server_has_tokens(tmp_path: Path) -
     db_path = tmp_path / "memory.db"
     engram = Engram.from_settings(home=tmp_path, path=db_path)
     tokens = TokenStore.open(db_path)
-    server = BackgroundServer(create_app(engram, tokens, mcp=False)).start()
+    # Counted at every scrape (metrics_max_age_s=0): the memory written between two shows at once.
+    server = BackgroundServer(create_app(engram, tokens, ServerSettings(metrics_max_age_s=0), mcp=False)).start()
     try:
         with httpx.Client(base_url=server.url, timeout=30) as anonymous:
             # No token at all: nobody can use the API, and /metrics stays open as it was.

@@ -150,3 +150,26 @@ def test_run_as_python_m_engram_from_a_virtualenv_the_entry_keeps_its_interprete
     entry = json.loads(config.read_text())["mcpServers"]["engram"]
     assert (entry["command"], entry["args"][:2]) == (os.path.abspath(sys.executable), ["-m", "engram"])
     assert {"remember", "recall", "forget"} <= tools_from(entry, elsewhere)
+
+
+@pytest.mark.parametrize("how", ["script", "python -m"])
+def test_the_entry_launches_the_engram_that_ran_install_not_another_on_path(tmp_path: Path, how: str) -> None:
+    # Another engram earlier on PATH (an older install, a pipx one): `.venv/bin/python -m engram mcp install`
+    # wrote that one into the client's config, so the client launched an engram the user never ran.
+    home, config, elsewhere, other = (tmp_path / "home", tmp_path / "client.json", tmp_path / "elsewhere",
+                                      tmp_path / "other-bin")
+    elsewhere.mkdir()
+    other.mkdir()
+    (other / "engram").write_text("#!/bin/sh\necho 'not this engram' >&2; exit 3\n")
+    (other / "engram").chmod(0o755)
+    source = Path(__file__).resolve().parents[2] / "src"
+    start = [ENGRAM] if how == "script" else [sys.executable, "-m", "engram"]
+    done = subprocess.run([*start, "--home", str(home), "--agent", "assistant", "mcp", "install", "--client", "cursor",
+                           "--config", str(config)], capture_output=True, text=True, timeout=300,
+                          env={"PATH": f"{other}:/usr/bin:/bin", "PYTHONPATH": str(source), "HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stderr + done.stdout
+    entry = json.loads(config.read_text())["mcpServers"]["engram"]
+    assert not entry["command"].startswith(str(other))
+    expected = (str(Path(ENGRAM).resolve()), []) if how == "script" else (os.path.abspath(sys.executable), ["-m", "engram"])
+    assert (entry["command"], entry["args"][:len(expected[1])]) == expected
+    assert {"remember", "recall", "forget"} <= tools_from(entry, elsewhere)

@@ -41,8 +41,8 @@ def test_an_empty_from_exits_2_naming_the_option_as_home_and_config_do(isolated_
     done = subprocess.run([sys.executable, "-m", "engram", "migrate", "--from", given, "--to", UNREACHABLE],
                           env=env, capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
-    assert done.stderr == ("error: --from: must not be empty (allowed: engram's SQLite file to copy;"
-                           " leave --from out for the configured one)\n")
+    assert done.stderr == ("error: --from: must not be empty (allowed: engram's SQLite file to copy, or a PostgreSQL"
+                           " URL to copy back from; leave --from out for the configured file)\n")
 
 
 @pytest.mark.parametrize(("given", "said"), [
@@ -60,20 +60,23 @@ def test_a_to_naming_no_postgresql_database_exits_2_naming_the_option(isolated_h
     done = subprocess.run([sys.executable, "-m", "engram", "--json", "migrate", "--from", str(source), "--to",
                            given.format(folder=tmp_path)], env=env, capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
-    assert done.stderr == (f"error: --to: {said}: a copy only goes from SQLite into PostgreSQL (allowed:"
+    assert done.stderr == (f"error: --to: {said}: --to names the PostgreSQL database to copy into (a copy back into a"
+                           " SQLite file is --from postgresql://… --to FILE) (allowed:"
                            " postgresql://user:password@host:port/database, or libpq's key=value form)\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["memory.db"]  # no back.db made
 
 
-def test_a_from_naming_a_database_url_exits_2_without_its_password(isolated_home: Path) -> None:
-    """``--from postgresql://user:secret@host/db`` (a copy out of PostgreSQL) was read as a path and
-    said back, password included: ``"postgresql:/user:secret@host/db" does not exist``."""
+def test_a_copy_back_into_a_database_url_exits_2_without_the_password(isolated_home: Path) -> None:
+    """``--from postgresql://user:secret@host/db`` is the copy back into an SQLite file: a ``--to``
+    naming a database then is refused naming ``--to``, before anything is reached, the password
+    never said (read as a path, it was said back: ``"postgresql:/user:secret@host/db" does not exist``)."""
     env = {**os.environ, "ENGRAM_HOME": str(isolated_home)}
     done = subprocess.run([sys.executable, "-m", "engram", "migrate", "--from", "postgresql://engram:s3cret@db/engram",
                            "--to", UNREACHABLE], env=env, capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
-    assert done.stderr == ("error: --from: is a database URL, not a file: a copy only goes from SQLite into PostgreSQL"
-                           " (allowed: a path to engram's SQLite file to copy)\n")
+    assert done.stderr == ("error: --to: is a database URL: a copy from PostgreSQL goes into an SQLite file"
+                           " (allowed: a path for engram's SQLite file; leave --to out for the configured one)\n")
+    assert "s3cret" not in done.stderr
 
 
 @pytest.mark.parametrize(("to", "variable", "named"), [

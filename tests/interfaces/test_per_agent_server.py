@@ -243,7 +243,8 @@ def test_the_metrics_memory_count_is_every_agents_databases_each_memory_once(tmp
     tokens = open_tokens(load_settings(home=tmp_path, agent="alice", per_agent_databases=True), engram.backend)
     try:
         scraper, _ = tokens.create("metrics", "prometheus")
-        server = BackgroundServer(create_app(engram, tokens, ServerSettings(mcp_tools="both"))).start()
+        # Counted at every scrape (metrics_max_age_s=0), so the writes below show at the next.
+        server = BackgroundServer(create_app(engram, tokens, ServerSettings(mcp_tools="both", metrics_max_age_s=0))).start()
         try:
             with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {scraper}"}, timeout=30) as http:
                 assert "\nengram_memories 4.0\n" in http.get("/metrics").text

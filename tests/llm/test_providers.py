@@ -210,7 +210,7 @@ def test_a_paid_provider_without_a_key_is_a_configuration_error_before_any_reque
     provider's service is played by a local server speaking its wire format, made its default
     ``base_url``, so a request sent would be seen there."""
     server_cls, provider_cls = WIRES[name]
-    for variable in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "ENGRAM_LLM__API_KEY"):
+    for variable in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "ENGRAM_LLM__API_KEY"):
         monkeypatch.delenv(variable, raising=False)
     with server_cls(Reply.say("answered")) as server:
         monkeypatch.setattr(provider_cls, "default_base_url", server.base_url)
@@ -218,11 +218,31 @@ def test_a_paid_provider_without_a_key_is_a_configuration_error_before_any_reque
             with pytest.raises(ConfigError) as refused:
                 provider = create_provider(LLMSettings(provider=name, model="m", base_url=base_url, max_retries=0))
                 provider.chat([user_message("hi")])
-            assert "llm.api_key" in str(refused.value) and provider_cls.key_variable in str(refused.value)
+            assert "llm.api_key" in str(refused.value) and provider_cls.key_variables
+            assert all(variable in str(refused.value) for variable in provider_cls.key_variables)
         assert server.requests == []
         provider = create_provider(LLMSettings(provider=name, model="m", api_key="sk-test", max_retries=0))
         assert provider.chat([user_message("hi")]).text == "answered" and len(server.requests) == 1
         provider.close()
+
+
+def test_a_gemini_key_in_google_api_key_serves_chat_as_it_serves_embeddings(monkeypatch):
+    # Two tables of the providers' key variables: the embedding one read GOOGLE_API_KEY for Gemini,
+    # the chat one only GEMINI_API_KEY, so the same shell's key worked for one and was missing for the other.
+    from engram.embed import create_provider as create_embedding_provider
+    from engram.embed.settings import EmbeddingSettings, env_key_variable
+
+    for variable in ("GEMINI_API_KEY", "ENGRAM_LLM__API_KEY", "ENGRAM_EMBEDDINGS__API_KEY"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("GOOGLE_API_KEY", "google-key")
+    assert env_key_variable("gemini") == "GOOGLE_API_KEY"
+    with GeminiServer(Reply.say("answered")) as server:
+        monkeypatch.setattr(GeminiChat, "default_base_url", server.base_url)
+        provider = create_provider(LLMSettings(provider="gemini", model="m", max_retries=0))
+        assert provider.chat([user_message("hi")]).text == "answered"
+        assert server.requests[0].headers["x-goog-api-key"] == "google-key"
+        provider.close()
+    create_embedding_provider(EmbeddingSettings(provider="gemini"), "gemini")  # (refused without a key)
 
 
 def test_an_openai_compatible_server_of_ones_own_needs_no_key(monkeypatch):

@@ -162,6 +162,9 @@ def test_a_memory_brought_over_and_changed_since_keeps_the_agents_copy_and_the_o
                                   " (newer); this file's content kept as a version"]
     # Verified on what it copied: the shared file's copy of the memory is left out and counted as kept there.
     assert shared["tables"]["memories"] == {**shared["tables"]["memories"], "source": 0, "target": 0, "resolved": 1}
+    # ... and only there: not also "already there" (skipped), which counts rows the target held as the file does.
+    assert (shared["tables"]["memories"]["copied"], shared["tables"]["memories"]["skipped"]) == (0, 0)
+    assert (shared["tables"]["memory_vectors"]["skipped"], shared["tables"]["memory_vectors"]["resolved"]) == (0, 1)
     db = PgDatabase.connect(pg_url)
     try:
         alice = Engram(PostgresMemoryStore(db), agent="alice")

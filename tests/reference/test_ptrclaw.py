@@ -414,3 +414,29 @@ def test_memory_json_read_as_it_is_belongs_to_the_agent_and_store_upserts_its_ke
     assert [v["content"] for v in json.loads(versions.stdout)["versions"]] == ["Project uses Python 3.12"], versions
     other = run_cli(home, "--agent", "bob", "--json", "list")
     assert other.returncode == 0 and json.loads(other.stdout) == [], other.stdout
+
+
+def test_ptrclaw_hygiene_max_age_0_purges_every_conversation_entry_as_its_reference_reads(tmp_path, caplog) -> None:
+    # PtrClaw: "Purge Conversation entries older than this (seconds)"; unlike its neighbours
+    # (recency_half_life, knowledge_max_idle_days: "`0` = disabled") 0 is no switch, so every
+    # conversation entry goes. Read as engram's own 0 ("never"), they were kept for ever.
+    import logging
+    import random
+
+    from engram.engine import Engram
+    from engram.lifecycle import hygiene
+
+    home = _ptrclaw_home(tmp_path, {"memory": {"hygiene_max_age": 0, "embeddings": {"provider": ""}}})
+    with caplog.at_level(logging.WARNING), Engram.from_settings(home=home) as engram:
+        settings = engram.settings
+        assert settings.lifecycle.hygiene.max_age_s == settings.history.compaction.conversation_max_age_s == 1.0
+        assert "hygiene_max_age: 0 purges every conversation entry" in caplog.text
+        now = engram.clock()
+        remember_at(engram, now - 60, "we talked about the weather a minute ago", category="conversation")
+        remember_at(engram, now - 60, "the user's cat is called Miso")  # knowledge: not hygiene's age rule
+        hygiene.run(engram, settings.lifecycle.hygiene, now=now, rng=random.Random(0))
+        assert [m.content for m in engram.list(limit=10)] == ["the user's cat is called Miso"]
+    (tmp_path / "own").mkdir()
+    again = _ptrclaw_home(tmp_path / "own", {"memory": {"hygiene_max_age": 0}, "lifecycle": {"hygiene": {"max_age_s": 0}}})
+    with Engram.from_settings(home=again) as engram:  # engram's own key wins: its 0 keeps them
+        assert engram.settings.lifecycle.hygiene.max_age_s == 0

@@ -593,3 +593,32 @@ def test_append_many_refuses_an_empty_batch_naming_messages(any_store) -> None:
         with pytest.raises(ValidationError):
             history.append_many(KEY, empty)
     assert any_store.count(KEY) == 0
+
+
+@pytest.fixture
+def far_from_utc(monkeypatch: pytest.MonkeyPatch):
+    """The process's local zone set to UTC+05:45, so a time shown in local time cannot pass for UTC."""
+    import time
+    monkeypatch.setenv("TZ", "Asia/Kathmandu")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_a_recap_dates_its_exchanges_in_utc_as_the_entries_beside_it_are(store: SqliteHistoryStore, tmp_path: Path,
+                                                                         far_from_utc: None) -> None:
+    # The recap block was dated in the server's local zone while the entries answered beside it
+    # (HTTP, MCP, CLI --json) carry ISO 8601 UTC timestamps: one exchange, two different times.
+    from engram.interfaces.present import iso
+    at = 1770711300.0  # 2026-02-10T08:15:00Z, 14:00 in Kathmandu
+    history = History(store, semantic=ExchangeIndex(store.db, HashedBagOfWords(), max_entries=1000))
+    history.append(KEY, "user", "my cat is called Miso", created_at=at)
+    history.append(KEY, "assistant", "a lovely name", created_at=at + 1)
+    found = history.semantic_recall("cat", key=KEY, top_k=1)
+    assert iso(found.exchanges[0].at, timespec="milliseconds") == "2026-02-10T08:15:00.000Z"
+    assert "- [2026-02-10 08:15 UTC] User: my cat is called Miso" in found.recap, found.recap
+    jsonl = JsonlHistoryStore(tmp_path / "h.jsonl")  # the JSONL store's own recap: the same dating
+    jsonl.append(KEY, make_message("user", "my cat is called Miso", created_at=at))
+    jsonl.append(KEY, make_message("assistant", "a lovely name", created_at=at + 1))
+    assert "- [2026-02-10 08:15 UTC] User: my cat is called Miso" in jsonl.recap(KEY)

@@ -15,13 +15,12 @@ def test_a_servers_page_token_once_revoked_is_not_listed_as_this_runs(tmp_path: 
     import socket
 
     from engram.auth import TokenStore
-    from engram.interfaces.http import page_token
 
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     dead_pid = int(gone.stdout)
     tokens = TokenStore.open(tmp_path / "tokens.db")
     try:
-        _, run = page_token.create(tokens, "alice")
+        _, run = tokens.create_run_token("alice")
         tokens.revoke(run.id)
         listed = [t for t in tokens.list(include_revoked=True) if t.id == run.id]
         assert listed and listed[0].revoked_at is not None
@@ -30,9 +29,11 @@ def test_a_servers_page_token_once_revoked_is_not_listed_as_this_runs(tmp_path: 
         # Run tokens left by a killed server are still found, under either name.
         _, earlier = tokens.create("alice", name=f"engram serve (this run, pid {dead_pid} on {socket.gethostname()})")
         _, later = tokens.create("alice", name=f"engram serve page (run pid {dead_pid} on {socket.gethostname()})")
-        _, live = page_token.create(tokens, "alice")
+        _, live = tokens.create_run_token("alice")
         _, kept = tokens.create("alice", name="mine")
-        assert sorted(page_token.expire_orphans(tokens)) == sorted([earlier.id, later.id])
-        assert sorted(t.id for t in tokens.list()) == sorted([live.id, kept.id])
+        # Another host's run: whether its server runs cannot be seen from here, so it stays.
+        _, elsewhere = tokens.create("alice", name=f"engram serve page (run pid {dead_pid} on not-{socket.gethostname()})")
+        assert sorted(tokens.revoke_orphaned_run_tokens()) == sorted([earlier.id, later.id])
+        assert sorted(t.id for t in tokens.list()) == sorted([live.id, kept.id, elsewhere.id])
     finally:
         tokens.close()

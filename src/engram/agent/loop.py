@@ -355,7 +355,7 @@ class MemoryAgent:
             return None
         assert self.synthesizer is not None
         try:
-            report = self.synthesizer.run(messages)
+            report = self.synthesizer.run(messages, conversation=self._shown_conversation)
         except ProviderError as exc:
             if turn is not None:
                 turn.notes.append(f"synthesis failed: {exc}")
@@ -371,7 +371,7 @@ class MemoryAgent:
         leaves the history uncompacted."""
         if self.synthesis_on:
             assert self.synthesizer is not None
-            self.synthesizer.run(discarded)
+            self.synthesizer.run(discarded, conversation=self._shown_conversation)
         elif self.extractor is not None and self.provider is None:
             for m in discarded:
                 if m.role is Role.USER:
@@ -418,7 +418,7 @@ class MemoryAgent:
     @property
     def _shown_conversation(self) -> str:
         """The conversation as ``History.conversations`` lists it (``telegram:42``): what a fact
-        extracted here records in its metadata (``synthesize.CONVERSATION_METADATA``)."""
+        extracted or synthesized here records in its metadata (``synthesize.CONVERSATION_METADATA``)."""
         from engram.history.keys import shown_key
 
         return shown_key(self.conversation)

@@ -15,7 +15,7 @@ copies:
 - a contradicted fact (``supersedes`` names it) stays stored but is marked superseded by the
   new note via ``Engram.supersede`` (its valid time closed) - never silently deleted.
 
-Given the conversation the notes came from (the chat loop's extraction: sclaw's ``Fact.Source``),
+Given the conversation the notes came from (the chat loop's synthesis and extraction: sclaw's ``Fact.Source``),
 each note created or updated records it in its metadata under ``conversation``, the key as
 ``History.conversations`` lists it; an update merges it into the metadata already stored (a
 changed fact keeps what else its metadata held, and names the conversation that last changed it).
@@ -111,9 +111,12 @@ class Synthesizer:
         withheld = Withheld.said_in(*said)
         return [note for note in notes if withheld.allows(note.content)]
 
-    def run(self, messages: Sequence[Message], *, source: str = "synthesis") -> SynthesisReport:
-        """Propose notes and reconcile them with memory; raises ``ProviderError``."""
-        return reconcile(self.engram, self.propose(messages), source=source)
+    def run(self, messages: Sequence[Message], *, source: str = "synthesis",
+            conversation: str | None = None) -> SynthesisReport:
+        """Propose notes and reconcile them with memory, each written note naming ``conversation``
+        (the key the messages came from) in its metadata as an extracted fact does; raises
+        ``ProviderError``."""
+        return reconcile(self.engram, self.propose(messages), source=source, conversation=conversation)
 
 
 def _related(engram: Engram, text: str, limit: int = 20) -> list[Memory]:

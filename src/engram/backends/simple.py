@@ -122,15 +122,23 @@ class JsonFileBackend(StoreBackend):
 
 
 class DisabledBackend(StoreBackend):
-    """Memory turned off: nothing is stored, nothing fails."""
+    """Memory turned off: nothing is stored, nothing fails. Its conversations too, unless
+    ``history.backend`` names a store (``root.history_backend_name``): sqlite's made a
+    ``memory.db`` (an agent's own with ``per_agent_databases``) for an agent that stores nothing."""
 
     name = "disabled"
+    history_name = "disabled"
 
     @classmethod
     def open(cls, settings: Settings, agent: str) -> DisabledBackend:
         from engram.store.disabled import DisabledMemoryStore
 
         return cls(DisabledMemoryStore())
+
+    def history_store(self, agent: str) -> HistoryStore:
+        from engram.history.disabled import DisabledHistoryStore
+
+        return DisabledHistoryStore(agent=agent)
 
 
 class JsonlHistoryBackend(StoreBackend):

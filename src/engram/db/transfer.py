@@ -63,6 +63,8 @@ _IGNORED = ("schema_migrations", "engram_meta", "sqlite_sequence", "memory_reind
 class TableReport:
     source: int = 0
     copied: int = 0
+    # Rows offered and found already there as they are (shown as "already there"): an earlier or
+    # interrupted copy's; rows left out for the target's copy are counted in ``resolved`` instead.
     skipped: int = 0
     target: int = 0
     source_checksum: str = ""
@@ -380,12 +382,13 @@ def _copy_table(source: Database, target: PgDatabase, table: str, progress: Prog
 
         inserted = target.transact(work) if params else 0  # one transaction per batch: an interruption keeps what was done
         report.copied += inserted
-        report.skipped += len(batch) - inserted
+        # Rows left out are counted as kept there (``TableReport.resolved``), not also as already there.
+        report.skipped += len(params) - inserted
         done += len(batch)
         if progress:
             progress(table, done, total)
-    # Skipped rows were either copied by an earlier run or clash with other data in the target;
-    # the verification that follows tells which.
+    # Skipped rows are ones the target already held (copied by an earlier run, or written just now by a
+    # settlement: ``transfer_overlap.apply``); a clash was refused before, and the verification confirms.
     return report
 
 

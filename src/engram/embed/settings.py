@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from pydantic import ConfigDict, Field, SecretStr, field_validator
 
+from engram import provider_keys
 from engram.embed.cache import DEFAULT_MAX_ENTRIES
 from engram.settings_section import SettingsSection
 
@@ -50,19 +51,18 @@ class EmbeddingSettings(SettingsSection):
         return value
 
 
-_KEY_VARS = {"openai": ("OPENAI_API_KEY",), "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY")}
 _URL_VARS = {"openai": ("OPENAI_BASE_URL",), "ollama": ("OLLAMA_HOST",)}
 
 
 def key_variables(provider: str) -> tuple[str, ...]:
-    """The provider's usual variables a key is read from (its missing-key error names them); none: it takes no key."""
-    return _KEY_VARS.get(provider, ())
+    """The provider's usual variables a key is read from (its missing-key error names them); none: it
+    takes no key. The table is ``provider_keys.KEY_VARIABLES``, the chat providers' too."""
+    return provider_keys.key_variables(provider)
 
 
 def env_key_variable(provider: str, env: Mapping[str, str] | None = None) -> str | None:
     """The provider's usual environment variable its key is taken from, if one is set."""
-    env = os.environ if env is None else env
-    return next((var for var in key_variables(provider) if env.get(var)), None)
+    return provider_keys.set_variable(key_variables(provider), env)
 
 
 def env_api_key(provider: str, env: Mapping[str, str] | None = None) -> str | None:

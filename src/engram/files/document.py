@@ -60,7 +60,11 @@ class Document(Protocol):
 
 class Format(Protocol):
     name: str
-    suffix: str
+    suffix: str  # what a file it writes is named with
+    # What a file it reads may be named with: ``suffix`` and its other usual spellings (YAML's
+    # ``.yml``), as ``engram import`` of a memory folder reads them; a hand-made ``notes.yml`` was
+    # reported by sync as "not in that format" and its entries never read.
+    suffixes: tuple[str, ...]
 
     def parse(self, text: str, path: str, *, max_content_chars: int) -> Document: ...
 

@@ -196,7 +196,7 @@ class EveryDatabaseSync:
         ids: set[str] = set()
         try:
             files = [rel for rel, is_link in self.folder.walk(rel_dir)
-                     if not is_link and layout.directly_in(rel, rel_dir) and rel.endswith(self.fmt.suffix)]
+                     if not is_link and layout.directly_in(rel, rel_dir) and rel.endswith(self.fmt.suffixes)]
             for rel in files:
                 parsed = self.fmt.parse(self.folder.read_text(rel), rel, max_content_chars=self.max_content_chars).parsed
                 if parsed.broken:
@@ -217,7 +217,7 @@ class EveryDatabaseSync:
             if is_link or not rel.startswith(("agents/", "sessions/")):
                 continue
             try:
-                where = self.layout.locate(rel, self.fmt.suffix)
+                where = self.layout.locate(rel, self.fmt.suffixes)
             except ValidationError:
                 continue  # a name that is no agent's: the pass reports it
             if where is not None:

@@ -72,7 +72,7 @@ class HeldIds:
 
     def _add(self, side: FolderSide, rel: str) -> None:
         try:
-            where = side.layout.locate(rel, side.fmt.suffix)
+            where = side.layout.locate(rel, side.fmt.suffixes)
         except ValidationError:
             return
         if where is None:

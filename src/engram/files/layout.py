@@ -128,9 +128,9 @@ class Layout:
         # By the name the folder stands for: ``sessions/!claude/`` and ``sessions/Claude/`` are both Claude's.
         return self.sessions == "session" and len(parts) == 3 and parts[0] == "sessions" and name_of(parts[1]) == self.owner
 
-    def locate(self, rel: str, suffix: str) -> tuple[Scope, str] | None:
+    def locate(self, rel: str, suffix: str | tuple[str, ...]) -> tuple[Scope, str] | None:
         """``(scope, scope folder)`` of a memory file at ``rel``, or None when ``rel`` is not one
-        (another suffix, ``MEMORY.md``, a ``.conflict`` file, or outside the scope folders).
+        (not ending in ``suffix``, or one of them, ``MEMORY.md``, a ``.conflict`` file, or outside the scope folders).
         Raises ``ValidationError`` for a folder whose name is not a valid agent or session."""
         name = rel.rsplit("/", 1)[-1]
         if not name.endswith(suffix) or name.upper() == OPERATOR_FILE.upper() or name.startswith("."):
@@ -138,7 +138,7 @@ class Layout:
         rel_dir = self.dir_of(rel)
         return None if rel_dir is None else (self.scope_of_dir(rel_dir), rel_dir)
 
-    def misplaced(self, rel: str, suffix: str) -> str | None:
+    def misplaced(self, rel: str, suffix: str | tuple[str, ...]) -> str | None:
         """Why a file that looks like a memory file is not one (``locate`` gave None), or None for
         files that are not meant to be (other kinds of files), so a file put one level too deep, in
         the wrong format or named ``MEMORY.md`` is reported instead of silently skipped."""
@@ -148,7 +148,8 @@ class Layout:
         if name.upper() == OPERATOR_FILE.upper():
             return _operator_file_here(rel)
         if not name.endswith(suffix):
-            return f"files.format reads {suffix} files; this one is not in that format"
+            read = " and ".join((suffix,) if isinstance(suffix, str) else suffix)
+            return f"files.format reads {read} files; this one is not in that format"
         if self._owner_nested(rel.split("/")[:-1]):
             return (f"with files.session_folders = \"session\" the sessions of {self.owner} sit in"
                     " sessions/<session>/; move this folder's files there")

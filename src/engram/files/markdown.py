@@ -209,6 +209,7 @@ class MarkdownDocument:
 class MarkdownFormat:
     name = "markdown"
     suffix = ".md"
+    suffixes = (".md",)
 
     def parse(self, text: str, path: str, *, max_content_chars: int) -> MarkdownDocument:
         return parse(text, path, max_content_chars=max_content_chars)

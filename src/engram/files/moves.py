@@ -113,7 +113,7 @@ def _held(side: FolderSide, rel_dir: str, read: dict[str, Document | None]) -> d
     the files parsed into ``read``; None when one of them cannot be read or parsed."""
     try:
         files = [rel for rel, is_link in side.folder.walk(rel_dir)
-                 if not is_link and layout.directly_in(rel, rel_dir) and side.layout.locate(rel, side.fmt.suffix)]
+                 if not is_link and layout.directly_in(rel, rel_dir) and side.layout.locate(rel, side.fmt.suffixes)]
     except (ValidationError, PathRefused, OSError):
         return None
     held: dict[str, set[str]] = {}

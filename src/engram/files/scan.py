@@ -60,7 +60,7 @@ def scan(side: FolderSide, report: SyncReport) -> dict[Scope, list[str]]:
                 report.problems.append(Problem(rel, 0, "is a symlink; symlinks are never followed, not read"))
             continue
         try:
-            where = side.layout.locate(rel, side.fmt.suffix)
+            where = side.layout.locate(rel, side.fmt.suffixes)
         except ValidationError as exc:
             report.problems.append(Problem(rel, 0, f"not read: {exc}"))
             continue
@@ -80,7 +80,7 @@ def scan(side: FolderSide, report: SyncReport) -> dict[Scope, list[str]]:
                 continue
             found[scope].append(rel)
         else:
-            misplaced = side.layout.misplaced(rel, side.fmt.suffix)
+            misplaced = side.layout.misplaced(rel, side.fmt.suffixes)
             if misplaced:
                 report.problems.append(Problem(rel, 0, f"not read: {misplaced}"))
     return found

@@ -226,6 +226,7 @@ def _dump(data: Any) -> str:
 class YamlFormat:
     name = "yaml"
     suffix = ".yaml"
+    suffixes = (".yaml", ".yml")
 
     def parse(self, text: str, path: str, *, max_content_chars: int) -> YamlDocument:
         return parse(text, path, max_content_chars=max_content_chars)

@@ -4,6 +4,9 @@ An exchange is a user message and the assistant's final answer to it (tool traff
 is left out). A recap lists exchanges oldest first and never exceeds its character budget: the
 most recent exchanges that fit are kept (``format_recap``), or, for exchanges recalled by meaning,
 the closest to the question (``format_ranked_recap``); the first one alone too long is shortened.
+Each exchange is dated in UTC, marked as such: semantic recall answers the same exchanges with ISO
+8601 UTC ``timestamp`` fields beside the recap, and a recap dated in the server's local zone
+contradicted them (and changed with the machine that wrote it).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ def pair_exchanges(conversation: str, messages: Sequence[Message]) -> list[Excha
 
 
 def _entry(exchange: Exchange, limit: int | None = None) -> str:
-    when = dt.datetime.fromtimestamp(exchange.at).strftime("%Y-%m-%d %H:%M") if exchange.at else "-"
+    when = dt.datetime.fromtimestamp(exchange.at, dt.UTC).strftime("%Y-%m-%d %H:%M UTC") if exchange.at else "-"
     user, answer = " ".join(exchange.user.split()), " ".join(exchange.assistant.split())
     text = f"- [{when}] User: {user}\n  Assistant: {answer}"
     if limit is not None and len(text) > limit:

@@ -55,6 +55,8 @@ log = logging.getLogger("engram.history")
 SUMMARY_HEADING = "[Conversation summary]"
 # What a door says when an append was not stored, in the setting's own words.
 HISTORY_OFF = "conversation history is off (history.enabled = false)"
+# ... and when memory is turned off with the history left to follow it (``history.disabled``).
+MEMORY_OFF = "conversation history is off with memory (backend = disabled; history.backend set to a store keeps it)"
 # Why semantic recall finds nothing whatever it is asked: no exchange index (``History.semantic``).
 SEMANTIC_OFF = "semantic recall is off (history.semantic = false, or no embedding model: embeddings.provider = none)"
 # What a message given to ``append_many`` as a mapping may hold: ``append``'s arguments.
@@ -92,6 +94,18 @@ def _distinct_times(batch: list[Message], untimed: set[int] | frozenset[int], be
     return out
 
 
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Screened:
+    """Built messages as the history stores them (screened by its PII policy, each within its length
+    as redacted) with each one's PII warnings, made by ``History.screen``: a caller that must check a
+    batch before appending it (an import, before it writes its memories) screens each message once,
+    then checks (``check_many``) and appends (``append_screened``) what was screened."""
+
+    messages: tuple[Message, ...]
+    warnings: tuple[tuple[str, ...], ...]
+
+
 class History:
     def __init__(
         self,
@@ -105,12 +119,14 @@ class History:
         clock: Callable[[], float] = time.time,
         on_close: Callable[[], None] | None = None,
         enabled: bool = True,
+        off_reason: str = HISTORY_OFF,
         privacy: PiiPolicy | None = None,
         unread: Callable[[], None] | None = None,
         trims: bool = True,
     ) -> None:
         """``on_close`` runs after the store closes (a history backend opened for this history);
-        ``enabled`` False: appends are not stored (see the module doc); ``privacy`` is the engine's
+        ``enabled`` False: appends are not stored (see the module doc), ``off_reason`` saying why
+        (``HISTORY_OFF``, ``MEMORY_OFF``) for each door to say it; ``privacy`` is the engine's
         PII policy (``engram.root`` passes it), applied to every message and summary written.
         ``unread``: called when a read comes back empty while another system's history lies unread
         in the home (``root.open_history``: Clawless's file), to say so once. ``trims`` False: a
@@ -124,6 +140,7 @@ class History:
         self._closed = False
         self._parent: History | None = None  # set by ``for_agent``: closing that one closes this one's storage
         self.enabled = enabled
+        self.off_reason = off_reason
         self.max_history_len = max_history_len
         self.trims = trims
         self.compaction = compaction or CompactionSettings()
@@ -164,8 +181,8 @@ class History:
         open. ``purge`` is that agent's compaction hook. Raises ``ValidationError``."""
         view = History(self._live_store().for_agent(agent), max_history_len=self.max_history_len, compaction=self.compaction,
                        semantic=None if self.semantic is None else self.semantic.for_agent(agent), purge=purge,
-                       recap_top_k=self.recap_top_k, clock=self.clock, enabled=self.enabled, privacy=self.privacy,
-                       unread=self.unread, trims=self.trims)
+                       recap_top_k=self.recap_top_k, clock=self.clock, enabled=self.enabled, off_reason=self.off_reason,
+                       privacy=self.privacy, unread=self.unread, trims=self.trims)
         view._parent = self
         return view
 
@@ -286,18 +303,18 @@ class History:
 
     def _add(self, key: str, batch: list[Message], name: Callable[[int, str], str], *,
              untimed: set[int] | frozenset[int] = frozenset(),
-             where: Callable[[int], str] = lambda i: "") -> Appended:
+             where: Callable[[int], str] = lambda i: "", screened: Screened | None = None) -> Appended:
         """The one append path (``add`` is a batch of one): pair tool results with their calls,
         give the ``untimed`` messages (given no time: the clock's) times past the one before,
         screen them for PII, write the batch at once, trim, index the exchanges it ended and report
         its ended turns. ``name`` names a field of the batch's i-th message in an error, ``where``
-        begins its PII warnings."""
+        begins its PII warnings; ``screened``: the batch as ``screen`` made it, not screened again."""
         if not self.enabled or not batch:
             return Appended(tuple(batch), self.enabled)
         recent = self._live_store().get_recent(key, self.max_history_len)
         if untimed:
             batch = _distinct_times(batch, untimed, recent[-1].created_at if recent else None)
-        batch, warnings = self._checked(recent, batch, name, where)
+        batch, warnings = self._checked(recent, batch, name, where, screened=screened)
         self._live_store().append_many(key, batch)
         window = [*recent, *batch]
         if self.trims and len(window) > self.max_history_len:
@@ -316,34 +333,67 @@ class History:
                         self.turn_hook(key, count)
         return Appended(tuple(batch), True, tuple(warnings))
 
-    def check_many(self, key: str, messages: Sequence[Message], *, names: Sequence[str],
+    def screen(self, messages: Sequence[Message], *, names: Sequence[str]) -> Screened:
+        """The built ``messages`` as an append would store them, screened once (``Screened``).
+        Raises ``ValidationError`` naming the message by ``names`` and the field (two names of a
+        tool result's JSON redaction makes one, a text over its limit only as redacted)."""
+        return self._screened(list(messages), lambda i, field: f"{names[i]}.{field}")
+
+    def check_many(self, key: str, messages: Sequence[Message] | Screened, *, names: Sequence[str],
                    held: Sequence[Message] | None = None) -> None:
         """Refuse what ``append_many`` would refuse of the built ``messages`` appended to ``key`` now,
         as it would, without writing anything: for a caller that must refuse before writing
-        elsewhere (an import, before its memories). ``held``: the conversation's messages to check
-        against instead of the stored ones (``()`` for an agent whose database is not made yet).
-        Nothing is refused with history off (``enabled``), as ``append_many`` stores nothing then.
+        elsewhere (an import, before its memories). ``messages`` screened already (``screen``) are
+        not screened again. ``held``: the conversation's messages to check against instead of the
+        stored ones (``()`` for an agent whose database is not made yet). Nothing is refused with
+        history off (``enabled``), as ``append_many`` stores nothing then.
         Raises ``ValidationError`` naming the message by ``names`` and the field."""
-        if not self.enabled or not messages:
+        batch = list(messages.messages if isinstance(messages, Screened) else messages)
+        if not self.enabled or not batch:
             return
         recent = self._live_store().get_recent(normal_key(key), self.max_history_len) if held is None else held
-        self._checked(recent, list(messages), lambda i, field: f"{names[i]}.{field}")
+        self._checked(recent, batch, lambda i, field: f"{names[i]}.{field}",
+                      screened=messages if isinstance(messages, Screened) else None)
 
-    def _checked(self, recent: Sequence[Message], batch: list[Message], name: Callable[[int, str], str],
-                 where: Callable[[int], str] = lambda i: "") -> tuple[list[Message], list[str]]:
-        """``batch`` as it is to be stored after ``recent`` (the conversation's last messages) and
-        its PII warnings, or the ``ValidationError`` the append gives: the one rule ``_add`` writes
-        by and ``check_many`` checks by. Screened first: a tool result is paired with its call by
-        the ids as stored (redacted the same way), in ``recent`` or earlier in the batch."""
-        out = list(batch)
-        warnings: list[str] = []
+    def append_screened(self, key: str, screened: Screened, *, names: Sequence[str]) -> Appended:
+        """Append messages ``screen`` screened (and ``check_many`` checked) in one write, as
+        ``append_many_reported`` appends built ones, without screening them again: only the tool
+        calls their results answer are checked against the conversation as it is now, which may
+        have changed since the check. Raises ``ValidationError`` naming the message by ``names``
+        (nothing is written), ``StorageError``."""
+        key = normal_key(key)
+        if not screened.messages:
+            raise ValidationError("messages", "the list is empty", "a list of at least 1 message")
+        return self._add(key, list(screened.messages), lambda i, field: f"{names[i]}.{field}",
+                         where=lambda i: f"{names[i]}: ", screened=screened)
+
+    def _screened(self, batch: list[Message], name: Callable[[int, str], str]) -> Screened:
+        """``batch`` screened by the PII policy, each message once: the one place an appended
+        message is screened. Raises ``ValidationError`` named by ``name``."""
+        out: list[Message] = []
+        found: list[tuple[str, ...]] = []
         for i, message in enumerate(batch):
             try:
-                out[i], found = self.privacy.screen_message(message)
-                check_redacted_length("content", message.content, out[i].content, MAX_MESSAGE_CHARS)
+                stored, warnings = self.privacy.screen_message(message)
+                check_redacted_length("content", message.content, stored.content, MAX_MESSAGE_CHARS)
             except ValidationError as exc:
                 raise ValidationError(name(i, exc.field), exc.problem, exc.allowed) from None
-            warnings += [where(i) + warning for warning in found]
+            out.append(stored)
+            found.append(tuple(warnings))
+        return Screened(tuple(out), tuple(found))
+
+    def _checked(self, recent: Sequence[Message], batch: list[Message], name: Callable[[int, str], str],
+                 where: Callable[[int], str] = lambda i: "", *,
+                 screened: Screened | None = None) -> tuple[list[Message], list[str]]:
+        """``batch`` as it is to be stored after ``recent`` (the conversation's last messages) and
+        its PII warnings, or the ``ValidationError`` the append gives: the one rule ``_add`` writes
+        by and ``check_many`` checks by. Screened first (unless ``screened`` is the batch as
+        ``screen`` made it): a tool result is paired with its call by the ids as stored (redacted
+        the same way), in ``recent`` or earlier in the batch."""
+        if screened is None:
+            screened = self._screened(batch, name)
+        out = list(screened.messages)
+        warnings = [where(i) + warning for i, found in enumerate(screened.warnings) for warning in found]
         calls = {call.id for m in recent for call in m.tool_calls}
         for i, message in enumerate(out):
             if message.role is Role.TOOL and message.tool_call_id not in calls:

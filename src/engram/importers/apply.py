@@ -6,7 +6,9 @@ Every record is turned into a ``Memory`` (validated, PII screened as ``remember`
 anything is written, so a bad record raises ``SnapshotError`` naming its place and stores nothing;
 so is each conversation message and summary the import adds, as the history will check it
 (``History.check_many``, ``History.checked_summary``: PII screening, a tool result's call), so a
-message the history refuses stores no memory either.
+message the history refuses stores no memory either. Each message is screened once (``History.screen``)
+and appended as screened; a conversation that changes between the check and its append is reported
+and left without the import's messages, the rest of the import going on (``_append_history``).
 Ids come from the records' source identities and the agent each joins: a memory that agent already
 imported is skipped by id, which makes a second run a no-op, and another agent importing the same
 source gets its own copy. A memory that agent forgot since (``audit.forgotten_from``: the audit trail's
@@ -69,7 +71,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from engram.engine import Engram
-    from engram.history.service import History
+    from engram.history.service import History, Screened
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -146,7 +148,7 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     by_place = _by_place(plan.history)
     history_on = bool(messages or summaries) and engram.history.enabled  # (no history opened for none)
     batches: _Batches = {}
-    present = len(messages)  # with history off, none is imported (``HISTORY_OFF``)
+    present = len(messages)  # with history off, none is imported (``History.off_reason``)
     if history_on:
         stored = _stored_histories(engram)
         batches, present = _history_batches(engram, messages, by_place, stored)
@@ -166,10 +168,8 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
         updated += len(write.changes)
     if not history_on:
         if messages or summaries:
-            from engram.history.service import HISTORY_OFF
-
             warnings.append(f"{counted(len(messages), 'conversation message')} and "
-                            f"{counted(len(summaries), 'summary')} not imported: {HISTORY_OFF}")
+                            f"{counted(len(summaries), 'summary')} not imported: {engram.history.off_reason}")
         added, gained = 0, {}
         summaries_set, summaries_kept = 0, len(summaries)
     else:
@@ -756,7 +756,15 @@ def _mark(message: Message) -> tuple[str, str, float, str | None]:
     return message.role.value, message.content, message.created_at, message.tool_call_id
 
 
-_Batches = dict[Conversation, list[tuple[Message, str]]]  # each conversation's new messages, with their places
+# Each conversation's new messages, screened for PII once (``History.screen``): each as it is to be
+# stored, with its PII warnings and its place in the source.
+_Batches = dict[Conversation, list[tuple[Message, tuple[str, ...], str]]]
+
+
+def _screened(batch: list[tuple[Message, tuple[str, ...], str]]) -> Screened:
+    from engram.history.service import Screened
+
+    return Screened(tuple(m for m, _, _ in batch), tuple(found for _, found, _ in batch))
 
 
 def _history_batches(engram: Engram, messages: list[tuple[Conversation, Message, str]],
@@ -764,8 +772,10 @@ def _history_batches(engram: Engram, messages: list[tuple[Conversation, Message,
                      stored: Callable[[str], History | None]) -> tuple[_Batches, int]:
     """The messages each conversation does not hold yet, checked as its append will check them
     (``History.check_many``: PII screening, a tool result's call in the conversation or earlier in
-    the batch), before the import's first write; and how many it holds already. A refusal is the
-    history's error with the message's place in the source (``_respelt``).
+    the batch), before the import's first write; and how many it holds already. Each message is
+    screened once, here (``History.screen``): its text as stored tells whether the conversation
+    holds it, and the check and the append take it screened. A refusal is the history's error with
+    the message's place in the source (``_respelt``).
     A message the source repeats (the same text, role and time) is new as often as the source has
     it, and a second import finds each copy. ``stored``: each agent's history as stored."""
     batches: _Batches = {}
@@ -784,9 +794,10 @@ def _history_batches(engram: Engram, messages: list[tuple[Conversation, Message,
         # Known by the text as stored: a message redacted by ``privacy.pii`` is the one the source has.
         try:
             # (an agent with no database yet: the engine's policy, which its history is made with)
-            mark = _mark((engram.history if history is None else history).privacy.screen_message(message)[0])
-        except ValidationError as exc:  # two ids or names redacted into one
-            raise _respelt(ValidationError(f"{where}.{exc.field}", exc.problem, exc.allowed), [where], entries) from None
+            screened = (engram.history if history is None else history).screen([message], names=[where])
+        except ValidationError as exc:  # two ids or names redacted into one, a text too long as redacted
+            raise _respelt(exc, [where], entries) from None
+        mark = _mark(screened.messages[0])
         # History is append-only in time: what is older than the conversation's newest message was
         # imported before (and may since have been trimmed away), so it is not appended again.
         if held[conversation][mark] > 0:
@@ -795,17 +806,17 @@ def _history_batches(engram: Engram, messages: list[tuple[Conversation, Message,
         elif message.created_at < newest[conversation]:
             present += 1
         else:
-            batches[conversation].append((message, where))
+            batches[conversation].append((screened.messages[0], screened.warnings[0], where))
     for (agent, key), batch in batches.items():
         if not batch:
             continue
         history = stored(agent)
-        names = [where for _, where in batch]
+        names = [where for _, _, where in batch]
         try:
             if history is None:  # an agent with no database yet holds no conversation: the engine's rule, against none
-                engram.history.check_many(key, [m for m, _ in batch], names=names, held=())
+                engram.history.check_many(key, _screened(batch), names=names, held=())
             else:
-                history.check_many(key, [m for m, _ in batch], names=names)
+                history.check_many(key, _screened(batch), names=names)
         except ValidationError as exc:  # a message's field named as the source spells it (``entries``)
             raise _respelt(exc, names, entries) from None
     return batches, present
@@ -814,12 +825,16 @@ def _history_batches(engram: Engram, messages: list[tuple[Conversation, Message,
 def _append_history(engram: Engram, batches: _Batches, present: int, total: int, report: Progress,
                     warnings: list[str], entries: Mapping[str, list[HistoryEntry]],
                     ) -> tuple[int, dict[Conversation, int]]:
-    """Append each conversation's new messages (``_history_batches``: checked already) in one batch
-    (``History.append_many``); returns (added and kept, added and kept per conversation). A message
-    it refuses still (the conversation changed since the check) or a failed write leaves none of
-    that conversation's new messages, and names the message's place in the source. What the
-    conversation's length limit trimmed away again at once is not counted as added, and is
-    reported. ``present`` of the ``total`` messages the conversations held already."""
+    """Append each conversation's new messages (``_history_batches``: screened and checked already)
+    in one batch (``History.append_screened``); returns (added and kept, added and kept per
+    conversation). A failed write leaves none of that conversation's new messages and raises. A
+    conversation that changed since the check so that its append refuses a message (a tool call
+    its result answers undone, trimmed or purged meanwhile) gets none of its new messages either,
+    and is reported in a warning naming the message's place in the source and the reason, while
+    the import goes on: raised here, after the memories and earlier conversations were written, the
+    refusal read as the check's, which stores nothing. What the conversation's length limit trimmed
+    away again at once is not counted as added, and is reported. ``present`` of the ``total``
+    messages the conversations held already."""
     if not total:
         return 0, {}
     own = engram.scope.agent or "default"
@@ -830,15 +845,23 @@ def _append_history(engram: Engram, batches: _Batches, present: int, total: int,
     gained: dict[Conversation, int] = {}
     # Newest conversations first: a full semantic index of exchanges then skips embedding the older
     # ones it would prune at once (ExchangeIndex.add), rather than embedding a whole export.
-    for (agent, key), batch in sorted(batches.items(), key=lambda kv: max((m.created_at for m, _ in kv[1]),
+    for (agent, key), batch in sorted(batches.items(), key=lambda kv: max((m.created_at for m, _, _ in kv[1]),
                                                                           default=0.0), reverse=True):
         if not batch:
             continue
         history = history_of(agent)
+        whose = "" if agent == own else f" (agent {agent})"
+        names = [where for _, _, where in batch]
         try:
-            appended = history.append_many_reported(key, [m for m, _ in batch], names=[where for _, where in batch])
+            appended = history.append_screened(key, _screened(batch), names=names)
         except ValidationError as exc:  # a message's field named as the source spells it (``entries``)
-            raise _respelt(exc, [where for _, where in batch], entries) from None
+            refused = _respelt(exc, names, entries)
+            warnings.append(f"{shown_key(key)}{whose}: {counted(len(batch), 'new message')} not imported: the conversation "
+                            f"changed during the import and its append refused {refused} (none of them was appended; "
+                            "importing again checks them against the conversation as it is)")
+            done += len(batch)
+            report("history", done, total)
+            continue
         warnings += appended.warnings
         done += len(batch)
         report("history", done, total)
@@ -848,7 +871,6 @@ def _append_history(engram: Engram, batches: _Batches, present: int, total: int,
         added += kept
         gained[(agent, key)] = kept
         if kept < marks.total():
-            whose = "" if agent == own else f" (agent {agent})"
             bound = (f"a conversation holds at most history.max_history_len ({history.max_history_len}) messages" if history.trims
                      else "a jsonl history keeps at most history.max_entries exchanges per agent")
             warnings.append(f"{shown_key(key)}{whose}: {counted(marks.total() - kept, 'older message')} not kept: {bound}")

@@ -31,6 +31,10 @@ class ServerSettings(SettingsSection):
     # The agent whose tokens read /metrics. Its figures are the whole server's (every agent's requests,
     # the store-wide memory count): a count is data too, so an agent's own token is refused them.
     metrics_agent: str = Field("metrics", min_length=1)
+    # How old /metrics' memory count and storage size may be (``agent_databases.StoreWide``):
+    # counting reads every row, about 0.2 s at a million memories, too much for every 15 s scrape;
+    # ``engram_store_figures_age_seconds`` says how old the ones served are. 0 counts at every scrape.
+    metrics_max_age_s: float = Field(60.0, ge=0.0)
     # How often `engram serve` checks for due maintenance jobs (lifecycle.schedule); 0 disables.
     # Finite (as every section's floats, ``SettingsSection``): it is a wait's timeout, and threading
     # refuses an infinite one (0 is "never").

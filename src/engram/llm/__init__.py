@@ -16,6 +16,7 @@ from engram.llm.base import (
     user_message,
 )
 from engram.llm.settings import LLMSettings
+from engram.provider_keys import set_variable
 from engram.registry import resolve
 
 _DEFAULT_MODELS = {
@@ -26,14 +27,14 @@ _DEFAULT_MODELS = {
 
 
 def env_key_variable(provider: str) -> str | None:
-    """The provider's usual variable its key is taken from when ``llm.api_key`` is unset, if it is set:
-    the provider class's own ``key_variable`` (the one its missing-key error names), None for a
-    provider that takes no key or that no one registered."""
+    """The provider's usual variable its key is taken from when ``llm.api_key`` is unset, the first of
+    them set: the provider class's own ``key_variables`` (those its missing-key error names), None for
+    a provider that takes no key or that no one registered."""
     try:
-        variable = getattr(resolve("llm", provider), "key_variable", None)
+        variables = getattr(resolve("llm", provider), "key_variables", ())
     except ConfigError:
         return None
-    return variable if variable and os.environ.get(variable) else None
+    return set_variable(variables)
 
 
 def create_provider(settings: LLMSettings) -> ChatProvider | None:

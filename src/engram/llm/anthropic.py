@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engram import provider_keys
 from engram.llm.base import ChatResponse, HttpChatProvider, HttpRequest, ToolSpec, Usage, decode_arguments, encode_arguments
 from engram.model import Message, Role, ToolCall
 
@@ -20,7 +21,7 @@ API_VERSION = "2023-06-01"
 class AnthropicChat(HttpChatProvider):
     name = "anthropic"
     default_base_url = "https://api.anthropic.com"
-    key_variable = "ANTHROPIC_API_KEY"
+    key_variables = provider_keys.key_variables("anthropic")
 
     def _build(
         self,

@@ -113,9 +113,10 @@ class HttpChatProvider:
 
     name = "http"
     default_base_url = ""
-    # The variable a key for the provider's own service is usually in; set, that service needs a key.
-    # None for a server that serves without one (Ollama, vLLM, llama.cpp at their local defaults).
-    key_variable: str | None = None
+    # The variables a key for the provider's own service is usually in (``provider_keys.key_variables``,
+    # the table the embedding providers read too); set, that service needs a key. Empty for a server
+    # that serves without one (Ollama, vLLM, llama.cpp at their local defaults).
+    key_variables: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -141,7 +142,7 @@ class HttpChatProvider:
         # Said once, here, before any request (the rule embeddings follow too).
         refuse_missing_key("llm", self.name, api_key=api_key, base_url=self.base_url,
                            default_base_url=self.default_base_url,
-                           key_variables=(self.key_variable,) if self.key_variable else ())
+                           key_variables=self.key_variables)
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engram import provider_keys
 from engram.llm.base import ChatResponse, HttpChatProvider, HttpRequest, ToolSpec, Usage, decode_arguments, encode_arguments
 from engram.model import Message, Role, ToolCall
 
@@ -17,7 +18,7 @@ from engram.model import Message, Role, ToolCall
 class GeminiChat(HttpChatProvider):
     name = "gemini"
     default_base_url = "https://generativelanguage.googleapis.com"
-    key_variable = "GEMINI_API_KEY"
+    key_variables = provider_keys.key_variables("gemini")
 
     def _build(
         self,

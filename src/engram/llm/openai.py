@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engram import provider_keys
 from engram.llm.base import ChatResponse, HttpChatProvider, HttpRequest, ToolSpec, Usage, encode_arguments
 from engram.model import Message, Role, ToolCall
 
@@ -17,7 +18,7 @@ from engram.model import Message, Role, ToolCall
 class OpenAIChat(HttpChatProvider):
     name = "openai"
     default_base_url = "https://api.openai.com/v1"
-    key_variable = "OPENAI_API_KEY"
+    key_variables = provider_keys.key_variables("openai")
 
     def _build(
         self,
@@ -81,16 +82,16 @@ class OllamaChat(OpenAIChat):
 
     name = "ollama"
     default_base_url = "http://localhost:11434/v1"
-    key_variable = None
+    key_variables = ()
 
 
 class VllmChat(OpenAIChat):
     name = "vllm"
     default_base_url = "http://localhost:8000/v1"
-    key_variable = None
+    key_variables = ()
 
 
 class LlamaCppChat(OpenAIChat):
     name = "llamacpp"
     default_base_url = "http://localhost:8080/v1"
-    key_variable = None
+    key_variables = ()

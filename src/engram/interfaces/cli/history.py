@@ -39,9 +39,7 @@ def list_(ctx: typer.Context) -> None:
     for item in listed:
         render.console.print(f"{item['key']}  ({_messages(item['messages'])})", markup=False, highlight=False)
     if not listed:  # on standard error, where a script reading the keys does not take it for one
-        from engram.history.service import HISTORY_OFF
-
-        render.note_line("no conversations" + ("" if history.enabled else f": {HISTORY_OFF}"))
+        render.note_line("no conversations" + ("" if history.enabled else f": {history.off_reason}"))
 
 
 @group.command("show")
@@ -69,9 +67,7 @@ def show(
     if messages:
         render.messages_table(messages, title=f"{render.markup_safe(key)} ({_messages(history.count(key))})")
     else:  # (a summary stays when compaction discards every message)
-        from engram.history.service import HISTORY_OFF
-
-        render.note_line(f"no messages in {key}" + ("" if history.enabled else f": {HISTORY_OFF}"))
+        render.note_line(f"no messages in {key}" + ("" if history.enabled else f": {history.off_reason}"))
 
 
 @group.command("count")
@@ -121,9 +117,7 @@ def append(
                 else f"{len(appended)} message{'s' if len(appended) != 1 else ''}")
         render.console.print(f"appended {what} to {key}", markup=False, highlight=False)
     else:  # nothing done: a note on standard error, as forget's "nothing to forget" (stdout holds results alone)
-        from engram.history.service import HISTORY_OFF
-
-        render.note_line(f"not appended to {key}: {HISTORY_OFF}")
+        render.note_line(f"not appended to {key}: {history.off_reason}")
     if not st.as_json or messages is not None:  # (a list printed as JSON has no room for them)
         for warning in done.warnings:
             render.errors.print(f"[yellow]warning:[/yellow] {render.markup_safe(warning)}")
@@ -179,9 +173,7 @@ def summary(
     elif text:
         render.console.print(render.markup_safe(text), highlight=False)
     else:  # on standard error: `engram history summary KEY > file` keeps an empty file, not "(no summary)"
-        from engram.history.service import HISTORY_OFF
-
-        render.note_line(f"no summary of {key}" + ("" if history.enabled else f": {HISTORY_OFF}"))
+        render.note_line(f"no summary of {key}" + ("" if history.enabled else f": {history.off_reason}"))
 
 
 @group.command("purge")
@@ -282,9 +274,10 @@ def recall(
     elif found["recap"]:
         render.console.print(found["recap"], markup=False, highlight=False, soft_wrap=True)
     else:  # on standard error, as `history show` says it has no messages: stdout holds results alone
-        from engram.history.service import HISTORY_OFF, SEMANTIC_OFF
+        from engram.history.service import SEMANTIC_OFF
 
-        why = HISTORY_OFF if not engram.history.enabled else SEMANTIC_OFF if engram.history.semantic is None else None
+        history = engram.history
+        why = history.off_reason if not history.enabled else SEMANTIC_OFF if history.semantic is None else None
         render.note_line("no earlier exchange like it" + (f": {why}" if why else ""))
 
 

@@ -84,9 +84,9 @@ def serve(
     page_token = None
     run_token.exit_on_signals()
     try:
-        run_token.expire_orphans(tokens)
+        tokens.revoke_orphaned_run_tokens()
         if server_settings.print_token:
-            page_token, info = run_token.create(tokens, settings.agent)
+            page_token, info = tokens.create_run_token(settings.agent)
             render.errors.print(f"engram is serving agent [bold]{settings.agent}[/bold]'s memory")
             render.errors.print(f"  web page:  {base}/?token={page_token}", highlight=False, soft_wrap=True)
         else:

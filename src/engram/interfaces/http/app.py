@@ -98,7 +98,7 @@ def create_app(engram: Engram, tokens: TokenStore, settings: ServerSettings | No
     app.state.engram = engram
     app.state.tokens = tokens
     app.state.token_checks = checks
-    app.state.metrics = Metrics(engram)
+    app.state.metrics = Metrics(engram, max_age_s=settings.metrics_max_age_s)
     app.state.metrics_agent = settings.metrics_agent
     app.state.readiness = readiness or Readiness()
     problems.install(app)

@@ -20,21 +20,22 @@ from engram.engine import Engram
 class Metrics:
     """One registry per app, so two servers in one process (tests) never share counters."""
 
-    def __init__(self, engram: Engram) -> None:
+    def __init__(self, engram: Engram, *, max_age_s: float = 0.0) -> None:
+        """``max_age_s``: how old the memory count and storage size may be (``StoreWide``)."""
         self.registry = CollectorRegistry()
         self.requests = Counter("engram_http_requests_total", "HTTP requests", ["method", "route", "status"],
                                 registry=self.registry)
         self.latency = Histogram("engram_http_request_seconds", "HTTP request latency", ["method", "route"],
                                  registry=self.registry,
                                  buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5))
-        self.registry.register(StoreCollector(StoreWide(engram)))
+        self.registry.register(StoreCollector(StoreWide(engram, max_age_s=max_age_s)))
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
 
 
 class StoreCollector:
-    """The store's figures, read once per scrape (``StoreWide``: one ``stats()`` per database)."""
+    """The store's figures (``StoreWide``: the count and size at most ``max_age_s`` old, with their age)."""
 
     def __init__(self, figures: Callable[[], StoreWideFigures]) -> None:
         self._figures = figures
@@ -44,6 +45,8 @@ class StoreCollector:
         yield GaugeMetricFamily("engram_memories", "Memories stored (all agents; a global one once)", value=found.memories)
         yield GaugeMetricFamily("engram_storage_bytes", "Size of the store's files or tables (every database in the home)",
                                 value=found.size_bytes)
+        yield GaugeMetricFamily("engram_store_figures_age_seconds", "How long ago engram_memories and "
+                                "engram_storage_bytes were counted (server.metrics_max_age_s)", value=found.age_s)
         for item in found.latency:
             name = f"engram_{item.name}_seconds"
             family = SummaryMetricFamily(name, f"{item.name.capitalize()} latency: quantiles over the samples kept "

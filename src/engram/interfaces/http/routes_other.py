@@ -79,7 +79,7 @@ def history_recent(eng: Eng, conversation: str, limit: Annotated[HistoryLimit, Q
 
 
 @router.post("/history/{conversation:ref}", status_code=201,
-             summary="Append a message to a conversation (stored: false when history.enabled is off)")
+             summary="Append a message to a conversation (stored: false when history is off)")
 def history_append(eng: Eng, conversation: str, body: MessageIn) -> dict[str, Any]:
     store = seams.history(eng)
     calls = None if body.tool_calls is None else [call.model_dump() for call in body.tool_calls]
@@ -91,7 +91,7 @@ def history_append(eng: Eng, conversation: str, body: MessageIn) -> dict[str, An
 
 
 @router.post("/history/{conversation:ref}/messages", status_code=201,
-             summary="Append several messages to a conversation, all or none (stored: false when history.enabled is off)")
+             summary="Append several messages to a conversation, all or none (stored: false when history is off)")
 def history_append_many(eng: Eng, conversation: str, body: MessagesIn) -> dict[str, Any]:
     store = seams.history(eng)
     with present.wire_names(CONVERSATION_WIRE):

@@ -8,7 +8,14 @@ and the type allowed (``dry_run: Input should be a valid boolean``).
 A JSON ``null`` for a field that has a default means "not given", as MCP and the chat agent's tools
 read it (``model.given_arguments``): ``"category": null`` stores in ``knowledge``. A required field
 sent as null is still refused naming it; a field whose default is null already took it, so PATCH's
-null, which clears a field (RFC 7396), keeps its meaning."""
+null, which clears a field (RFC 7396), keeps its meaning.
+
+/openapi.json (OpenAPI 3.1, JSON Schema) says so field by field, as ``{"anyOf": [..., {"type":
+"null"}]}``: a field whose null is taken (its default, or the value null itself) allows null, and
+one whose null is refused does not (``_nulls_as_read``, ``NOT_NULL``), so a client generated from
+the document, or a schema-driven test, reads what the server does. It said ``"category": {"type":
+"string"}`` for a field the server takes null for, and allowed null for PATCH's ``content``,
+which the server refuses."""
 
 from __future__ import annotations
 
@@ -70,10 +77,46 @@ ZeroOrMore = bounded_number(0)
 RecapTopK = bounded_integer(1, MAX_RECAP_TOP_K, WholeNumber)
 
 
+# What a property's schema says about it rather than about its values: kept beside an ``anyOf``.
+_ABOUT = ("title", "description", "default", "examples", "deprecated")
+_NULL = {"type": "null"}
+
+
+def _without_null(schema: dict[str, Any]) -> None:
+    """A property's schema without its null branch: for a PATCH field whose null the server
+    refuses (``MemoryPatch``), though its Python type is optional to tell "not sent" apart."""
+    branches = [branch for branch in schema.get("anyOf", ()) if branch != _NULL]
+    if "anyOf" in schema and len(branches) == 1:
+        del schema["anyOf"]
+        schema.update(branches[0])
+    elif "anyOf" in schema:
+        schema["anyOf"] = branches
+
+
+NOT_NULL: dict[str, Any] = {"json_schema_extra": _without_null}
+
+
+def _nulls_as_read(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """A body's schema allowing null for every field whose null ``_null_is_not_given`` takes as
+    not given (not required, a default other than None), as the server reads it."""
+    properties = schema.get("properties", {})
+    for name, field in model.model_fields.items():
+        wire = field.alias or name
+        described = properties.get(wire)
+        if described is None or field.is_required() or field.get_default(call_default_factory=True) is None:
+            continue
+        if "anyOf" in described:
+            if _NULL not in described["anyOf"]:
+                described["anyOf"].append(_NULL)
+            continue
+        about = {key: described.pop(key) for key in _ABOUT if key in described}
+        properties[wire] = {"anyOf": [described, _NULL], **about}
+
+
 class Body(BaseModel):
     """A request body: known fields only, each of its own JSON type (an int still passes as a float)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=_nulls_as_read)
 
     @model_validator(mode="before")
     @classmethod
@@ -130,13 +173,14 @@ class MemoryPatch(Body):
     metadata, related_entity, source, search_context, valid_from, valid_until) and is refused,
     naming the field, for one every memory has (content, category, type, layer, importance)."""
 
-    content: str | None = None
-    category: Literal["core", "knowledge", "conversation"] | None = None
-    type: str | None = None
-    layer: Literal["episodic", "semantic", "procedural"] | None = None
+    # None: not sent (``exclude_unset``); a null sent is refused, so the schema allows none (NOT_NULL).
+    content: str | None = Field(None, **NOT_NULL)
+    category: Literal["core", "knowledge", "conversation"] | None = Field(None, **NOT_NULL)
+    type: str | None = Field(None, **NOT_NULL)
+    layer: Literal["episodic", "semantic", "procedural"] | None = Field(None, **NOT_NULL)
     tags: list[str] | None = None
     metadata: dict[str, Any] | None = None
-    importance: FromZeroToOne | None = None
+    importance: FromZeroToOne | None = Field(None, **NOT_NULL)
     related_entity: str | None = None
     source: str | None = None
     search_context: str | None = None

@@ -12,11 +12,22 @@ before, with nothing left to cancel; the stdio transport writes out what it was 
 returns, so the process exits right after the last answer. The wait has no time limit, unlike the drains
 proposed to the SDK (modelcontextprotocol/python-sdk#2678): every tool runs in a worker thread that
 no cancel stops, so a limit would drop the answer and exit no sooner.
+
+Requests that write are also kept in the order they were read (``writes``, given by the server:
+a tool not marked read-only). The SDK runs every request in a task of its own, so two lines piped
+at once (``remember`` then ``get`` of what it stored, or a client sending an agent's two tool calls
+without waiting) ran together and the read was often answered first, from the store without the
+write: a client lost its own write. JSON-RPC lets a server answer in any order, but one client on
+one pipe expects what it wrote before to be there when it reads. So a write is passed on only once
+every request read before it is answered, and nothing read after it is passed on until it is
+answered; reads between two writes still run together. (A request waiting so stays unread; no
+engram tool waits on the client mid-call, so nothing an earlier request needs is held back.)
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -30,20 +41,27 @@ from engram.interfaces.mcp.wrapped_stream import WrappedStream
 
 class AnsweredBeforeEnd(WrappedStream):
     """``read_stream`` (the transport's), whose end waits until every request it passed on is
-    answered on ``writes`` (the write stream to give the server in place of ``write_stream``)."""
+    answered on ``writes`` (the write stream to give the server in place of ``write_stream``);
+    a request ``in_order`` says writes is passed on in the order read (see above)."""
 
-    def __init__(self, read_stream: Any, write_stream: Any) -> None:
+    def __init__(self, read_stream: Any, write_stream: Any,
+                 in_order: Callable[[types.JSONRPCRequest], bool] = lambda request: False) -> None:
         super().__init__(read_stream)
         # Ids as the SDK correlates them ("7" and 7 are one), counted: a client may reuse an id.
         self._unanswered: Counter[types.RequestId] = Counter()
         self._none_left = anyio.Event()
         self._none_left.set()
         self.writes = _CountedWrites(write_stream, self._settled)
+        self._in_order = in_order
+        self._after_write = False  # the last request passed on writes: read nothing more before its answer
 
     def __aiter__(self) -> AnsweredBeforeEnd:
         return self
 
     async def __anext__(self) -> Any:
+        if self._after_write:
+            await self._none_left.wait()
+            self._after_write = False
         try:
             item = await self._inner.__anext__()
         except StopAsyncIteration:
@@ -52,6 +70,9 @@ class AnsweredBeforeEnd(WrappedStream):
         if isinstance(item, SessionMessage):
             message = item.message
             if isinstance(message, types.JSONRPCRequest):
+                if self._in_order(message):
+                    await self._none_left.wait()  # every request read before it answered first
+                    self._after_write = True
                 self._unanswered[coerce_request_id(message.id)] += 1
                 self._none_left = anyio.Event()
             elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+import mcp_types as types
 import pydantic
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -117,8 +118,16 @@ class EngramMCPServer(MCPServer):
         lines = CheckedLines.stdin()
         async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
             lines.answer_on(write_stream)
-            served = AnsweredBeforeEnd(AnsweringUnreadable(read_stream, write_stream), write_stream)
+            served = AnsweredBeforeEnd(AnsweringUnreadable(read_stream, write_stream), write_stream, self.writes)
             await lowlevel.run(served, served.writes, lowlevel.create_initialization_options())
+
+    def writes(self, request: types.JSONRPCRequest) -> bool:
+        """Whether ``request`` calls a tool that may change memories (one not marked read-only, its
+        annotations' ``read_only_hint``): such a call is kept in order on stdio (``answered``).
+        An unknown tool writes nothing: the SDK refuses it."""
+        name = (request.params or {}).get("name") if request.method == "tools/call" else None
+        tool = self._tool_manager.get_tool(name) if isinstance(name, str) else None
+        return tool is not None and not (tool.annotations is not None and tool.annotations.read_only_hint)
 
     def given(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """``arguments`` without the optional ones sent as JSON null (``model.given_arguments``):

@@ -83,15 +83,15 @@ def launcher(kind: Launcher = "command") -> tuple[str, list[str]]:
     """The command and leading arguments that start engram from anywhere."""
     if kind == "uvx":
         return "uvx", ["--from", f"{_distribution()}[local,server]", "engram"]
+    # The engram running now, never another one found on PATH: a user who ran ``.venv/bin/python -m
+    # engram mcp install`` (or that virtualenv's script) expects the client to launch that same
+    # install, with its version and extras, not whichever ``engram`` an older PATH entry holds.
     own = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if own is not None and own.name in ("engram", "engram.exe") and own.exists():
         return str(own.resolve()), []
-    found = shutil.which("engram")
-    if found:
-        return str(Path(found).resolve()), []
-    # No script (e.g. run as python -m engram): this interpreter, which has engram installed, by the
-    # path it was started as: a virtualenv's python is a link, and resolved it is the base interpreter,
-    # which has neither engram nor the packages it needs.
+    # Not run as the script (``python -m engram``): this interpreter, which has engram installed, by
+    # the path it was started as: a virtualenv's python is a link, and resolved it is the base
+    # interpreter, which has neither engram nor the packages it needs.
     return os.path.abspath(sys.executable), ["-m", "engram"]
 
 
