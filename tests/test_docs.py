@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from engram.config import Settings
+from engram.config import Settings, load_settings
 from engram.interfaces.cli.app import app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,6 +116,61 @@ def _setting_names(model: type[BaseModel], prefix: str = "") -> list[str]:
 def test_every_setting_is_documented() -> None:
     missing = [name for name in _setting_names(Settings) if f"`{name}`" not in DOCS]
     assert not missing, f"settings not in README.md or docs/: {missing}"
+
+
+def _setting_of(name: str) -> bool:
+    """Whether the dotted ``name`` (``lifecycle.hygiene.max_age_s``) is one of engram's settings."""
+    model: object = Settings
+    for part in name.split("."):
+        if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
+            return False
+        model = model.model_fields[part].annotation
+    return True
+
+
+def test_every_setting_the_docs_name_exists() -> None:
+    """A setting named in prose (`files.max_forget_share`, `privacy.pii = "redact"`) is one engram has:
+    a renamed or removed setting leaves no page telling readers to set it. The pages on coming from
+    another system quote that system's keys (PtrClaw's `embeddings.text_weight`), so they are left out."""
+    sections = [name for name, info in Settings.model_fields.items()
+                if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel)]
+    named = re.compile(r"`((?:" + "|".join(sections) + r")\.[a-z_][a-z0-9_.]*[a-z0-9_])(?:\s*=[^`]*)?`")
+    pages = ["README.md", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*.md")
+                                  if "coming-from" not in p.parts)]
+    found = [(page, m.group(1)) for page in pages for m in named.finditer((ROOT / page).read_text())]
+    wrong = sorted({f"{page}: `{name}`" for page, name in found if not _setting_of(name)})
+    assert len(found) > 200 and not wrong, f"no such setting: {wrong}"
+
+
+@pytest.mark.parametrize("page", ["docs/configuration.md", "docs/coming-from/php-entity.md"])
+def test_config_file_examples_load_as_written(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              caplog: pytest.LogCaptureFixture) -> None:
+    """Each `config.toml` example of a page is read with no warning (every key one engram knows) and
+    sets each setting it names to the value it gives."""
+    import logging
+    import tomllib
+
+    for name in [n for n in os.environ if n.startswith("ENGRAM_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    blocks = re.findall(r"```toml\n(.*?)```", (ROOT / page).read_text(), re.S)
+    assert blocks, f"{page} has no TOML example"
+    for index, block in enumerate(blocks):
+        config = tmp_path / f"config-{index}.toml"
+        config.write_text(block)
+        with caplog.at_level(logging.WARNING):
+            settings = load_settings(config=config)
+        assert not caplog.records, [r.getMessage() for r in caplog.records]
+
+        def leaves(table: dict[str, object], prefix: str = "") -> list[tuple[str, object]]:
+            return [pair for key, value in table.items()
+                    for pair in (leaves(value, f"{prefix}{key}.") if isinstance(value, dict) else [(f"{prefix}{key}", value)])]
+
+        for name, given in leaves(tomllib.loads(block)):
+            value: object = settings
+            for part in name.split("."):
+                value = getattr(value, part)
+            assert getattr(value, "value", value) == given, f"{page}: {name} = {given!r} read as {value!r}"
 
 
 def test_every_backend_is_in_the_pages_that_list_them() -> None:

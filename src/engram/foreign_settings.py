@@ -33,6 +33,7 @@ and what is allowed.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import math
 import re
@@ -575,6 +576,16 @@ def map_mem0_config(config: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
     (``path``, ``backend``...), and win over a mapped value. Only what the config names is mapped:
     without an ``embedder`` or ``llm`` section engram's own settings apply, so nothing leaves the
     machine unless the config asks for it."""
+    from engram.config import Settings  # here: engram.config imports this module
+
+    # A misspelt mem0 key ("verison") is neither mem0's nor engram's: engram.config refuses it by
+    # the nearest of engram's settings alone, which a mem0 config's author would not recognise.
+    mem0_keys = [*MEM0_IGNORED, "embedder", "llm"]
+    for key in config:
+        if key not in mem0_keys and key not in Settings.model_fields:
+            close = difflib.get_close_matches(str(key), [*mem0_keys, *Settings.model_fields], n=1)
+            if close and close[0] in mem0_keys:  # (nearer one of engram's: engram.config names it)
+                raise ConfigError(f"invalid settings ({key}: not a setting engram or mem0 knows (did you mean {close[0]!r}?))")
     # Copied a level down: a mapped value goes into engram's own sections, never the caller's dicts.
     out = {k: dict(v) if isinstance(v, Mapping) else v for k, v in config.items()
            if k not in MEM0_IGNORED and k != "embedder"}

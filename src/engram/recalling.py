@@ -184,7 +184,10 @@ class _Recalling:
         return replace(result, hits=hits, notes=(*result.notes, note))
 
     def _recall(self, request: RecallRequest) -> RecallResult:
-        cache_key, token = repr(request), self.store.change_token()
+        # A result is the embedder's too: after ``engram.embedder = ...`` (another model, or none) a
+        # cached one was the old embedder's answer, its vectors searched where the new one's are not.
+        identity = None if self.embedder is None else getattr(self.embedder, "identity", None)
+        cache_key, token = repr((request, identity)), self.store.change_token()
         result = self.recall_cache.get(cache_key, token)
         if result is None:
             with self.metrics.timed("recall"):

@@ -279,7 +279,7 @@ def migration_target(settings: Settings, to: str | None) -> str:
     configured ``database_url`` (``ENGRAM_DATABASE_URL``, the config file), the database engram uses
     once the copy is done. The copy back (``migrate_from_postgres``) names its file with ``--to``
     itself, so the setting names no other direction. Raises ``ValidationError`` (field ``--to``) when neither names one."""
-    from engram.db.pg_settings import DSN_ALLOWED, dsn_problem
+    from engram.db.pg_settings import DSN_ALLOWED, credentials_problem, dsn_problem
     from engram.errors import ValidationError
 
     if to is not None:
@@ -289,6 +289,8 @@ def migration_target(settings: Settings, to: str | None) -> str:
         # as a copy back, which takes --from URL) was handed to libpq and came back as its "missing '='
         # after ... in connection info string", exit 1, naming no option.
         problem = dsn_problem(to)
+        if problem and problem == credentials_problem(to):  # a PostgreSQL URL: no other direction to point to
+            raise ValidationError("--to", problem, DSN_ALLOWED)
         if problem:
             raise ValidationError("--to", f"{problem}: --to names the PostgreSQL database to copy into (a copy back"
                                   " into a SQLite file is --from postgresql://… --to FILE)", DSN_ALLOWED)

@@ -48,6 +48,62 @@ def test_redact_dsn(dsn: str, redacted: str) -> None:
     assert "s3cret" not in redact_dsn(dsn)
 
 
+@pytest.mark.parametrize(
+    ("dsn", "redacted"),
+    [
+        # libpq reads a backslash as escaping the next character of an unquoted value: "s3c ret".
+        ("host=h password=s3c\\ ret dbname=db", "host=h password=*** dbname=db"),
+        # libpq takes "?" and "#" into a password (it ends at the "@" before any "/"), and a "/" in
+        # one ends the host instead; any "@" of a password unescaped: all of it hidden either way.
+        ("postgresql://bob:s3c?ret@host/db", "postgresql://bob:***@host/db"),
+        ("postgresql://bob:s3c#ret@host/db", "postgresql://bob:***@host/db"),
+        ("postgresql://bob:s3c/ret@host/db", "postgresql://bob:***@host/db"),
+        ("postgresql://bob:s3c@ret@host/db", "postgresql://bob:***@host/db"),
+        # Not a URL Python's urlsplit can read (it raised ValueError: "internal error"), kept as written.
+        ("postgresql://bob:s3cret@[::1:1/db", "postgresql://bob:***@[::1:1/db"),
+        # An empty host is kept ("postgresql:/db" named no host at all), and a query's spaces.
+        ("postgresql:///db?host=h&password=s3c ret", "postgresql:///db?host=h&password=***"),
+        ("postgresql://h:5432/db?user=bob@corp&options=-c x=1", "postgresql://h:5432/db?user=bob@corp&options=-c x=1"),
+    ],
+)
+def test_redact_dsn_hides_every_password_libpq_may_read(dsn: str, redacted: str) -> None:
+    assert redact_dsn(dsn) == redacted
+    assert "s3c" not in redact_dsn(dsn) and "ret" not in redact_dsn(dsn)
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://bob:s3cret@[::1:1/db",  # psycopg's error quotes the whole URI
+    "postgresql://bob:s3c ret@127.0.0.1:1/db",  # psycopg's error quotes the password
+])
+def test_a_url_libpq_cannot_read_is_named_as_database_url_without_its_password(tmp_path: Path, url: str) -> None:
+    env = {**os.environ, "ENGRAM_HOME": str(tmp_path), "ENGRAM_DATABASE_URL": url}
+    run = subprocess.run([*ENGRAM, "count"], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1 and run.stdout == "", run.stderr
+    assert run.stderr.startswith("error: database_url (from ENGRAM_DATABASE_URL): PostgreSQL "), run.stderr
+    assert "postgresql://bob:***@" in run.stderr and "s3c" not in run.stderr and "internal error" not in run.stderr
+    with pytest.raises(StorageError) as raised:
+        PgDatabase.connect(url)
+    assert "s3c" not in str(raised.value) and "***" in str(raised.value)
+
+
+def test_an_at_sign_left_in_a_password_is_refused_naming_database_url(tmp_path: Path) -> None:
+    # libpq ends the password at the first "@" and read the rest as the host: "failed to resolve
+    # host 'ret@127.0.0.1'" showed the end of the password, and never said what was wrong.
+    url = "postgresql://bob:s3c@ret@127.0.0.1:1/db"
+    env = {**os.environ, "ENGRAM_HOME": str(tmp_path), "ENGRAM_DATABASE_URL": url}
+    run = subprocess.run([*ENGRAM, "count"], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0 and "database_url" in run.stderr and "%40" in run.stderr, run.stderr
+    assert "s3c" not in run.stderr and "ret" not in run.stderr
+    with pytest.raises(ConfigError, match="%40") as raised:
+        PgDatabase.connect(url)
+    assert "s3c" not in str(raised.value) and "ret" not in str(raised.value)
+    # engram migrate --to names it so, without the hint for a SQLite file given there.
+    del env["ENGRAM_DATABASE_URL"]
+    run = subprocess.run([*ENGRAM, "migrate", "--to", url], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and run.stderr.startswith('error: --to: its user name or password holds an "@"'), run.stderr
+    assert "copy back" not in run.stderr and "s3c" not in run.stderr and "ret" not in run.stderr
+
+
 SAME_DATABASE = [
     "postgresql://bob:s3cret@db.example:5432/engram",
     "postgres://bob@db.example/engram",
@@ -119,6 +175,27 @@ def test_nul_in_content_is_refused_and_nothing_stored(pg_url: str) -> None:
         assert [m.content for m in mem.list()] == ["kept"]
     finally:
         mem.close()
+
+
+def test_content_past_the_full_text_index_limit_is_refused_naming_content(pg_url: str, tmp_path: Path) -> None:
+    # A tsvector holds at most 1 MB: a memory of ~80k distinct words (max_content_chars allows up to
+    # 1,000,000 characters) is stored on SQLite, and PostgreSQL refused it with its own "string is
+    # too long for tsvector" as a StorageError (exit 1, "PostgreSQL error on ..."), naming no field.
+    words = " ".join(f"w{i:07d}x" for i in range(100_000))[:1_000_000]
+    for where in ({}, {"batch": True}):
+        mem = Engram.from_settings(database_url=pg_url, home=tmp_path, max_content_chars=1_000_000,
+                                   embeddings={"provider": "none"}, files={"enabled": False})
+        try:
+            mem.remember("kept", key="kept")
+            with pytest.raises(ValidationError) as err:
+                if where:  # in a batch, the other memories are still stored
+                    mem.remember_many([{"content": "also kept", "key": "also"}, {"content": words, "key": "big"}])
+                else:
+                    mem.remember(words, key="big")
+            assert err.value.field == "content" and "full-text" in str(err.value) and "1 MB" in str(err.value)
+            assert mem.find("big") is None and mem.get("kept").content == "kept"
+        finally:
+            mem.close()
 
 
 def test_several_processes_opening_at_once_migrate_once(new_database, pg) -> None:

@@ -215,3 +215,17 @@ def test_a_row_changed_on_postgresql_since_a_copy_back_refuses_the_file_unchange
         copy_postgres_to_sqlite(pg_url, back)
     assert refused.value.field == "to" and "memories row (" in str(refused.value) and "holds other content" in str(refused.value)
     assert _rows(back) == before  # nothing written
+
+
+def test_libpq_key_value_form_in_from_copies_back_as_a_url_does(pg_url: str, tmp_path: Path) -> None:
+    # --to took "host=... password=..."; --from read it as a file path and echoed it back, password
+    # included: '--from: "host=... password=s3cret" does not exist'.
+    from psycopg.conninfo import conninfo_to_dict
+
+    dsn = " ".join(f"{k}={v}" for k, v in conninfo_to_dict(pg_url).items()) + " password=s3cret"
+    done = _run(tmp_path / "home", "--json", "migrate", "--from", dsn, "--to", str(tmp_path / "back.db"))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["verified"] is True and "s3cret" not in done.stdout
+    wrong = _run(tmp_path / "home", "migrate", "--from", "host=127.0.0.1 port=1 dbname=x password=s3cret")
+    assert wrong.returncode == 1 and wrong.stderr.startswith("error: --from: PostgreSQL "), wrong.stderr
+    assert "s3cret" not in wrong.stderr

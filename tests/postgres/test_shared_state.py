@@ -121,6 +121,26 @@ def test_semantic_index_embeds_only_what_its_bound_keeps(pg_url: str, tmp_path: 
         history.close()
 
 
+def test_a_query_embedded_as_zeros_scores_every_exchange_0_on_either_backend(pg_url: str, tmp_path: Path) -> None:
+    # "🚀" holds no word the hashing embedder knows: its vector is all zeros. SQLite's sqlite-vec
+    # ranked it as NULL (TypeError: an internal error); PostgreSQL's numpy ranking scores every
+    # exchange 0, as a stopword query ("a") is used to list what the index keeps.
+    histories = {"sqlite": open_history(load_settings(home=tmp_path / "sqlite", embeddings={"provider": "none"}),
+                                        "default", embedder=HashingEmbedder()),
+                 "postgres": open_history(_settings(pg_url, tmp_path / "pg"), "default", embedder=HashingEmbedder())}
+    try:
+        for history in histories.values():
+            history.append("web:u1", "user", "how do I deploy?", created_at=1.0)
+            history.append("web:u1", "assistant", "make deploy 🚀", created_at=2.0)
+            for key in (None, "web:u1", "u1"):  # ranked in SQL, by conversation, by chat id (in numpy)
+                recalled = history.semantic_recall("🚀", key=key)
+                assert [(e.assistant, s) for e, s in recalled.hits] == [("make deploy 🚀", 0.0)], key
+            assert [e.assistant for e in history.semantic_recall("deploy 🚀").exchanges] == ["make deploy 🚀"]
+    finally:
+        for history in histories.values():
+            history.close()
+
+
 def test_audit_trail_is_shared_and_persists(pg_url: str, tmp_path: Path) -> None:
     first = Engram.from_settings(_settings(pg_url, tmp_path / "a", agent="alice"))
     memory = first.remember("the deploy key rotates on Mondays", key="deploy-key").memory

@@ -16,6 +16,7 @@ from engram.store.base import MemoryStore
 from engram.store.inmemory import InMemoryMemoryStore
 from engram.store.postgres import PostgresMemoryStore
 from engram.store.sqlite import SqliteMemoryStore
+from engram.testing.fakes import HashingEmbedder
 
 VALUES = {"none": None, "yes": True, "no": False, "pair": [1, 2], "doc": {"y": 1, "x": 2}, "n": 1, "f": 1.0,
           "s": "str", "big": 12345678901234567890, "e": 1e20, "word": "true"}
@@ -127,3 +128,23 @@ def test_a_boosted_importance_is_rounded_alike(stores: dict[str, MemoryStore]) -
         return mem.get("glacier").importance, mem.get("fjord").importance
 
     assert set(_each(stores, boosted).values()) == {(0.8, 0.1234567891234)}
+
+
+def test_a_recall_after_the_embedder_changed_is_answered_by_the_new_one(stores: dict[str, MemoryStore]) -> None:
+    # SQLite's recall cache (PostgreSQL's store keeps none) was keyed by the request alone: a recall
+    # after `engram.embedder = ...` was the old embedder's answer, vectors of another model included,
+    # where PostgreSQL said to reindex and answered from full text.
+    def recalled(mem: Engram) -> tuple[list[str], tuple[str, ...]]:
+        result = mem.recall("rocket", mode="vector", touch=False)
+        return [hit.memory.key for hit in result.hits], result.notes
+
+    answers = {}
+    for name in ("sqlite", "postgres"):
+        mem = Engram(stores[name], agent="alice", embedder=HashingEmbedder(64))
+        mem.remember("rocket launch today", key="r")
+        mem.remember("cooking pasta tonight", key="c")
+        assert recalled(mem) == (["r"], ())
+        mem.embedder = HashingEmbedder(32)
+        answers[name] = recalled(mem)
+    assert answers["sqlite"] == answers["postgres"]
+    assert "run `engram reindex`" in answers["sqlite"][1][0]

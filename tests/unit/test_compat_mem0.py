@@ -845,7 +845,11 @@ def test_a_mem0_config_names_what_engram_cannot_honour(isolated_home: Path, monk
     finally:
         m.close()
     for bad, named in (({"embedder": "openai"}, "embedder:"), ({"llm": {"provider": "openai", "config": "gpt-4"}}, "llm.config:"),
-                       ({"vector_store": {}, "verison": "v1.1"}, "verison: not a setting")):
+                       ({"vector_store": {}, "verison": "v1.1"},
+                        "verison: not a setting engram or mem0 knows .did you mean 'version'"),
+                       ({"vektor_store": {}}, "vektor_store: not a setting engram or mem0 knows .did you mean 'vector_store'"),
+                       ({"agnet": "alice"}, "agnet: not a setting engram knows .did you mean 'agent'"),
+                       ({"vector_indx": {}}, "vector_indx: not a setting engram knows .did you mean 'vector_index'")):
         with pytest.raises(ConfigError, match=named):
             Memory.from_config(bad)
     with pytest.raises(ValidationError) as err:

@@ -15,12 +15,12 @@ import re
 import select
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote
 
 from engram.db.migrate import Migration, available
-from engram.db.pg_settings import PostgresSettings
+from engram.db.pg_settings import PostgresSettings, dsn_problem, url_credentials
 from engram.errors import ConfigError, MissingDependencyError, StorageError, ValidationError
 
 try:
@@ -42,22 +42,51 @@ def is_postgres_url(url: str | None) -> bool:
     return bool(url) and url.split(":", 1)[0].lower() in ("postgresql", "postgres")
 
 
-_KV_PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+# libpq's key=value form: a value quoted ('...', with \' and \\ inside) or not (where a backslash
+# escapes the next character, a space included: ``password=a\ b`` is the password "a b").
+_KV_PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|(?:\\.|\S)+)", re.IGNORECASE)
+# A URL's query parameter (``?sslmode=require&password=...``): its value runs to the next ``&``.
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&]*", re.IGNORECASE)
+# A URL quoted in a driver's message (psycopg quotes the whole URI it could not parse).
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"']+")
+# A password shorter than this is not looked for in a driver's message by its text alone: every
+# "e" of the message would be hidden for the password "e" (libpq quotes a password it could not
+# parse, "unexpected spaces found in ..."; the URL forms around it are hidden anyway).
+_SHORTEST_SOUGHT = 4
+# The trigger that derives a memory's full-text columns on every write of its text (schema step 0014).
+_FULL_TEXT_TRIGGER = "engram_keep_search_length"
 
 
 def redact_dsn(dsn: str) -> str:
-    """The DSN with any password replaced by ``***`` (URL or ``key=value`` form), for logs and errors."""
+    """The DSN with any password replaced by ``***`` (URL or ``key=value`` form), for logs and
+    errors; the rest as written (a URL Python cannot split, such as an unclosed ``[`` of an IPv6
+    host, included: it raised ``ValueError``, an internal error)."""
+    if "://" not in dsn:
+        return _KV_PASSWORD.sub(r"\1***", dsn)
+    credentials = url_credentials(dsn)
+    if credentials:
+        start, end = credentials
+        user, colon, _ = dsn[start:end].partition(":")
+        dsn = dsn[:start] + user + (":***" if colon else "") + dsn[end:]
+    return _QUERY_PASSWORD.sub(r"\1***", dsn)
+
+
+def _password_texts(dsn: str) -> list[str]:
+    """The passwords ``dsn`` holds as written (and percent-decoded), long enough to be looked for
+    in a driver's message (``_SHORTEST_SOUGHT``)."""
+    found: list[str] = []
     if "://" in dsn:
-        parts = urlsplit(dsn)
-        netloc = parts.netloc
-        if "@" in netloc:
-            userinfo, _, host = netloc.rpartition("@")
-            if ":" in userinfo:
-                userinfo = userinfo.split(":", 1)[0] + ":***"
-            netloc = f"{userinfo}@{host}"
-        query = _KV_PASSWORD.sub(r"\1***", parts.query.replace("&", " ")).replace(" ", "&") if parts.query else ""
-        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-    return _KV_PASSWORD.sub(r"\1***", dsn)
+        credentials = url_credentials(dsn)
+        if credentials and ":" in dsn[credentials[0]:credentials[1]]:
+            found.append(dsn[credentials[0]:credentials[1]].partition(":")[2])
+        found += [m.group(0).partition("=")[2] for m in _QUERY_PASSWORD.finditer(dsn)]
+    else:
+        for m in _KV_PASSWORD.finditer(dsn):
+            value = m.group(2)
+            value = value[1:-1] if value.startswith("'") else value
+            found += [value, re.sub(r"\\(.)", r"\1", value)]
+    found += [unquote(text) for text in found]
+    return sorted({text for text in found if len(text) >= _SHORTEST_SOUGHT}, key=len, reverse=True)
 
 
 # Connection parameters that change how a connection is made, never which database it reaches.
@@ -98,20 +127,33 @@ def database_identity(dsn: str) -> str:
 
 
 @contextlib.contextmanager
-def translate_errors(where: str) -> Iterator[None]:
-    """psycopg and pool exceptions become engram's errors, naming the (redacted) database."""
+def translate_errors(where: str, secrets: Sequence[str] = ()) -> Iterator[None]:
+    """psycopg and pool exceptions become engram's errors, naming the (redacted) database.
+    ``secrets``: passwords the driver's messages may quote (``_password_texts``), hidden too."""
     try:
         yield
     except psycopg.errors.UntranslatableCharacter as exc:
         raise ValidationError("content", "contains characters PostgreSQL cannot store", "text without NUL") from exc
+    except psycopg.errors.ProgramLimitExceeded as exc:
+        # A limit SQLite does not have, reached by what a write holds: a memory's full-text index
+        # (a tsvector of key, content and search context) holds at most 1 MB, some 80,000 distinct
+        # words, within the 1,000,000 characters max_content_chars allows. The write is refused
+        # alone (a batch's others are kept), as a NUL is, rather than as a failure of the database.
+        # Known by where it failed: the trigger that first makes a row's tsvector (schema step 0014)
+        # is named in the error's context; any other limit is the database's failure, as before.
+        if _FULL_TEXT_TRIGGER not in (exc.diag.context or ""):
+            raise StorageError(f"PostgreSQL error on {where}: {_message(exc, secrets)}") from exc
+        raise ValidationError("content", "holds too many distinct words for PostgreSQL's full-text index, which takes "
+                              f"at most 1 MB ({exc.diag.message_primary or exc})",
+                              "a text of fewer distinct words (split it into several memories)") from exc
     except PoolTimeout as exc:
         raise StorageError(f"PostgreSQL {where}: no connection available ({exc})") from exc
     except psycopg.OperationalError as exc:
         if _unreachable(exc):
-            raise StorageError(f"PostgreSQL {where} is unreachable: {_message(exc)}") from exc
-        raise StorageError(f"PostgreSQL error on {where}: {_message(exc)}") from exc
+            raise StorageError(f"PostgreSQL {where} is unreachable: {_message(exc, secrets)}") from exc
+        raise StorageError(f"PostgreSQL error on {where}: {_message(exc, secrets)}") from exc
     except psycopg.Error as exc:
-        raise StorageError(f"PostgreSQL error on {where}: {_message(exc)}") from exc
+        raise StorageError(f"PostgreSQL error on {where}: {_message(exc, secrets)}") from exc
 
 
 def _unreachable(exc: psycopg.OperationalError) -> bool:
@@ -129,9 +171,13 @@ def is_retryable(exc: StorageError) -> bool:
     return isinstance(exc.__cause__, psycopg.errors.DeadlockDetected | psycopg.errors.SerializationFailure)
 
 
-def _message(exc: BaseException) -> str:
-    # libpq messages can echo connection parameters; never let a password through.
-    return _KV_PASSWORD.sub(r"\1***", str(exc).strip())
+def _message(exc: BaseException, secrets: Sequence[str] = ()) -> str:
+    # libpq messages can echo connection parameters, psycopg's the URI or password it could not
+    # parse; never let a password through.
+    text = _URL.sub(lambda m: redact_dsn(m.group(0)), _KV_PASSWORD.sub(r"\1***", str(exc).strip()))
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text
 
 
 class PgDatabase:
@@ -162,9 +208,10 @@ class PgDatabase:
         """
         settings = settings or PostgresSettings()
         where = redact_dsn(dsn)
-        if "://" in dsn and not is_postgres_url(dsn):
-            raise ConfigError(f"database_url {where} is not a postgresql:// URL")
-        with translate_errors(where):
+        problem = dsn_problem(dsn) if "://" in dsn else None
+        if problem:
+            raise ConfigError(f"database_url {where}: {problem}")
+        with translate_errors(where, _password_texts(dsn)):
             with psycopg.connect(dsn, connect_timeout=max(1, int(settings.timeout_s))) as conn:
                 migrate(conn)
             pool = ConnectionPool(

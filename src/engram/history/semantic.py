@@ -192,9 +192,13 @@ class ExchangeIndex:
         if conversation is not None:
             where += " AND conversation = ?"
             params.append(conversation)
-        with self.db.read() as conn:  # rows are unit vectors: cosine distance = 1 - dot product
+        # Rows are unit vectors: cosine distance = 1 - dot product. A query of zeros (an embedder's
+        # answer for text of stopwords or symbols only) has no cosine: sqlite-vec gives NULL, which
+        # was a TypeError; it scores 0 with every row, as numpy's ranking (PostgreSQL's) scores it.
+        with self.db.read() as conn:
             return conn.execute(
-                "SELECT conversation, user_text, assistant_text, created_at, 1.0 - vec_distance_cosine(vector, ?) AS score"
+                "SELECT conversation, user_text, assistant_text, created_at,"
+                " COALESCE(1.0 - vec_distance_cosine(vector, ?), 0.0) AS score"
                 f" FROM history_exchanges WHERE {where} ORDER BY score DESC, id LIMIT ?",
                 [query.astype(np.float32).tobytes(), *params, top_k],
             ).fetchall()

@@ -5,6 +5,7 @@ PostgreSQL, and its maintenance schedule to where a store on that database keeps
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,9 +39,10 @@ def migrate(
     from engram.root import agent_database_path, migrate_every_file, migrate_to_postgres, migration_target
 
     cli = state(ctx)
-    if source_text is not None and "://" in source_text:
+    if source_text is not None and ("://" in source_text or _key_value_dsn(source_text)):
         # A database URL: the copy back out of PostgreSQL (read as a path, it was echoed back,
-        # password included, as "postgresql:/user:secret@host/db does not exist").
+        # password included, as "postgresql:/user:secret@host/db does not exist"); libpq's
+        # key=value form too, as --to takes it.
         _migrate_back(ctx, source_text, to)
         return
     # Read as text (``parsing.path_option``, as --home and --config): typer made an empty --from the Path of ".".
@@ -71,6 +73,12 @@ def migrate(
     else:
         for report in reports:
             _print(report)
+
+
+def _key_value_dsn(text: str) -> bool:
+    """``text`` is libpq's key=value form (``host=db dbname=engram password=...``) and no such file
+    exists: a database to copy back from, as ``--to`` reads it."""
+    return re.match(r"\s*[A-Za-z_]+\s*=", text) is not None and not Path(text).exists()
 
 
 def _with_progress(as_json: bool, run: Callable[..., list[TransferReport]]) -> list[TransferReport]:
