@@ -230,7 +230,7 @@ def test_set_summary_over_http_replaces_the_summary_as_sclaws_store_does(served)
             assert refused.status_code == 422 and refused.json()["field"] == "summary", refused.text
         assert c.get("/api/v1/history/telegram:42/summary").json()["summary"] == "The user asked about dogs."
         cleared = c.delete("/api/v1/history/telegram:42/summary")
-        assert cleared.status_code == 200 and cleared.json() == {"conversation": "telegram:42", "summary": ""}
+        assert cleared.status_code == 200 and cleared.json() == {"conversation": "telegram:42", "summary": "", "cleared": True}
         assert c.get("/api/v1/history/telegram:42/summary").json()["summary"] == ""
         for body, field in (({}, "summary"), ({"summary": 7}, "summary"), ({"summary": "x", "extra": 1}, "extra")):
             refused = c.put("/api/v1/history/telegram:42/summary", json=body)
