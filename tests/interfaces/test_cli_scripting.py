@@ -269,20 +269,21 @@ def test_a_long_command_stopped_by_ctrl_c_says_where_it_stopped(tmp_path: Path) 
     768 of 20,000, its vectors so far kept): the last count the engine reported is said now, on
     standard error, on a terminal or not, the store left whole."""
     with Engram.from_settings(home=tmp_path, embeddings={"provider": "none"}) as engram:
-        engram.remember_many([{"content": f"note {i} about the deploy"} for i in range(6000)])
+        engram.remember_many([{"content": f"note {i} about the deploy"} for i in range(12000)])
     full = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_") and k != "COLUMNS"}
     full.update(ENGRAM_HOME=str(tmp_path), ENGRAM_EMBEDDINGS__PROVIDER="none")
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "engram", "--json", "export", "--format", "json", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full)
     deadline = time.monotonic() + 60
-    # Past two reports (one each 200 files) before the Ctrl-C.
-    while proc.poll() is None and time.monotonic() < deadline and len(list(out.rglob("*.json"))) < 450:
+    # Past the first report (one each 200 files) before the Ctrl-C, and far from the end: on a busy
+    # machine the files came faster than this loop looked, and 6,000 were all written (exit 0) before it.
+    while proc.poll() is None and time.monotonic() < deadline and len(list(out.rglob("*.json"))) < 250:
         time.sleep(0.02)
     proc.send_signal(signal.SIGINT)  # mid-export: a file per memory
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode in (130, -signal.SIGINT), (proc.returncode, stderr)
     said = stderr.decode().strip().splitlines()[-1]
-    assert said.startswith("interrupted while exporting as json (") and said.endswith(" of 6000)"), stderr
+    assert said.startswith("interrupted while exporting as json (") and said.endswith(" of 12000)"), stderr
     assert stdout == b""  # --json: no document for work not done, no bar
-    assert run(tmp_path, "count").stdout.strip() == "6000"
+    assert run(tmp_path, "count").stdout.strip() == "12000"
