@@ -138,46 +138,13 @@ def _held(conn: Any, table: str, batch: list[tuple[Any, ...]]) -> dict[tuple[Any
     return {tuple(row[:width]): tuple(row) for row in rows}
 
 
-@dataclass
-class _Comparison:
-    """A file's rows of one table beside the target's rows under the same keys."""
-
-    source: int = 0
-    target: int = 0
-    source_checksum: str = ""
-    target_checksum: str = ""
-    # Rows of the file held otherwise there, each with the target's row.
-    differing: list[tuple[tuple[Any, ...], tuple[Any, ...]]] = field(default_factory=list)
-    left_out: int = 0
-
-
 def _compare(source: Database, target: PgDatabase, table: str, shift: Shift | None = None,
-             leave_out: frozenset[Any] = frozenset()) -> _Comparison:
-    """Count and checksum the file's rows of ``table`` (renumbered by ``shift``) and the target's
-    rows under their keys, in the file's order (a row the target lacks counts on one side only);
-    rows whose key is in ``leave_out`` (settled otherwise, ``transfer_overlap``) are only counted there."""
-    mine, theirs, result = hashlib.sha256(), hashlib.sha256(), _Comparison()
-    width = len(transfer_rows.KEYS[table])
+             leave_out: frozenset[Any] = frozenset()) -> transfer_rows.Comparison:
+    """The file's rows of ``table`` (renumbered by ``shift``) beside the target's, in the file's
+    order; rows whose key is in ``leave_out`` (settled otherwise, ``transfer_overlap``) are only counted there."""
     with target.read() as conn:
-        for batch in _source_rows(source, table, shift):
-            held = _held(conn, table, batch)
-            for row in batch:
-                if row[:width] in leave_out:
-                    result.left_out += 1
-                    continue
-                ours = transfer_rows.canonical(table, row)
-                mine.update(ours + b"\n")
-                result.source += 1
-                there = held.get(row[:width])
-                if there is None:
-                    continue
-                found = transfer_rows.canonical(table, there)
-                theirs.update(found + b"\n")
-                result.target += 1
-                if found != ours:
-                    result.differing.append((row, there))
-    result.source_checksum, result.target_checksum = mine.hexdigest(), theirs.hexdigest()
-    return result
+        return transfer_rows.compare(table, _source_rows(source, table, shift), lambda batch: _held(conn, table, batch),
+                                     leave_out)
 
 
 def fingerprint(source: Database, tables: list[str]) -> str | None:

@@ -20,7 +20,6 @@ under their keys.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -104,29 +103,11 @@ def _in_file(conn: Any, table: str, batch: list[tuple[Any, ...]]) -> dict[tuple[
     return {tuple(row[:width]): tuple(row) for row in rows}
 
 
-def _compare(source: PgDatabase, target: Database, table: str) -> tuple[TableReport, list[tuple[Any, ...]]]:
-    """Count and checksum the database's rows of ``table`` and the file's under their keys (a row
-    the file lacks counts on one side only), with the database's rows the file holds otherwise."""
-    report, differing = TableReport(), []
-    mine, theirs = hashlib.sha256(), hashlib.sha256()
-    width = len(transfer_rows.KEYS[table])
+def _compare(source: PgDatabase, target: Database, table: str) -> transfer_rows.Comparison:
+    """The database's rows of ``table`` beside the file's under their keys (a row the file lacks
+    counts on one side only)."""
     with target.read() as conn:
-        for batch in _database_rows(source, table):
-            held = _in_file(conn, table, batch)
-            for row in batch:
-                ours = transfer_rows.canonical(table, row)
-                mine.update(ours + b"\n")
-                report.source += 1
-                there = held.get(row[:width])
-                if there is None:
-                    continue
-                found = transfer_rows.canonical(table, there)
-                theirs.update(found + b"\n")
-                report.target += 1
-                if found != ours:
-                    differing.append(row)
-    report.source_checksum, report.target_checksum = mine.hexdigest(), theirs.hexdigest()
-    return report, differing
+        return transfer_rows.compare(table, _database_rows(source, table), lambda batch: _in_file(conn, table, batch))
 
 
 def _file_count(target: Database, table: str) -> int:
@@ -140,8 +121,8 @@ def _refuse_foreign_rows(source: PgDatabase, target: Database, shown: str) -> No
     clashes: list[transfer_overlap.Clash] = []
     extra: list[str] = []
     for table in KNOWN_TABLES:
-        compared, differing = _compare(source, target, table)
-        clashes += [transfer_overlap.describe(table, row, len(transfer_rows.KEYS[table])) for row in differing]
+        compared = _compare(source, target, table)
+        clashes += [transfer_overlap.describe(table, row, len(transfer_rows.KEYS[table])) for row, _ in compared.differing]
         others = _file_count(target, table) - compared.target
         if others:
             extra.append(f"{others} {table} row{'s' if others != 1 else ''} the database does not hold")
@@ -207,7 +188,7 @@ def copy_postgres_to_sqlite(
         for table in KNOWN_TABLES:
             report.tables[table] = _copy_table(source, target, table, progress)
         for table, table_report in report.tables.items():
-            compared, _ = _compare(source, target, table)
+            compared = _compare(source, target, table)
             table_report.source, table_report.source_checksum = compared.source, compared.source_checksum
             table_report.target, table_report.target_checksum = compared.target, compared.target_checksum
     finally:
