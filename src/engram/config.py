@@ -24,7 +24,7 @@ import os
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
@@ -527,9 +527,74 @@ def _problem(error: Any) -> str:
     # ("unknown kinds"), not the index ("unknown 0").
     setting = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"]).lstrip(".")
     origin, place = _origin(error["loc"])
-    message = validation_message(error, setting)
+    message = validation_message(_out_of_range(error), setting)
     where = f" ({place})" if place else ""
     return f"{origin} ({setting}): {message}{where}" if origin else f"{setting}: {message}{where}"
+
+
+# pydantic's bound errors: each names only the bound crossed, in its words ("Input should be
+# greater than or equal to 0"), where every other refusal says what is allowed.
+_RANGE_ERRORS = frozenset({"greater_than", "greater_than_equal", "less_than", "less_than_equal"})
+
+
+def _out_of_range(error: Any) -> Any:
+    """A bound error of pydantic's as engram's refusal of a number out of range, naming the
+    setting's whole range as the engine's ``parse_integer``/``parse_number`` do
+    (``recall.limit: -1 is out of range (allowed: 1 to 100)``); any other error as it is."""
+    if error.get("type") not in _RANGE_ERRORS:
+        return error
+    field = _field_at(error["loc"])
+    if field is None:
+        return error
+    low = high = None
+    low_strict = high_strict = False
+    for rule in field.metadata:
+        if getattr(rule, "ge", None) is not None:
+            low = rule.ge
+        elif getattr(rule, "gt", None) is not None:
+            low, low_strict = rule.gt, True
+        if getattr(rule, "le", None) is not None:
+            high = rule.le
+        elif getattr(rule, "lt", None) is not None:
+            high, high_strict = rule.lt, True
+    whole = int in (field.annotation, *get_args(field.annotation))
+    allowed = _range_words(low, low_strict, high, high_strict, whole)
+    value = error.get("input")
+    # A variable's "-1" is the number the user wrote, not text: shown as they wrote it.
+    shown = value.strip() if isinstance(value, str) else jsondoc.shown(value)
+    return {**error, "ctx": {"problem": f"{shown} is out of range", "allowed": allowed}}
+
+
+def _range_words(low: float | None, low_strict: bool, high: float | None, high_strict: bool, whole: bool) -> str:
+    """What a setting bounded by ``low`` and ``high`` takes, as ``model.parse_integer`` (``1 to
+    100``, ``0 or more``) and ``interfaces.bounds`` (``a number from 0 to 1``) word it."""
+    def bound(number: float) -> str:  # (an int whole: busy_timeout_ms's 2147483647, not 2.14748e+09)
+        return str(number) if isinstance(number, int) else f"{number:g}"
+
+    kind = "" if whole else "a number "
+    if low is not None and high is not None and not (low_strict or high_strict):
+        return f"{bound(low)} to {bound(high)}" if whole else f"a number from {bound(low)} to {bound(high)}"
+    parts = []
+    if low is not None:
+        parts.append(f"more than {bound(low)}" if low_strict else f"{bound(low)} or more")
+    if high is not None:
+        parts.append(f"less than {bound(high)}" if high_strict else f"at most {bound(high)}")
+    return kind.rstrip() + (", " if kind else "") + " and ".join(parts)
+
+
+def _field_at(loc: tuple[str | int, ...]) -> Any:
+    """The ``FieldInfo`` of the setting at pydantic's ``loc`` (None: not a setting's own value, a
+    list's item say)."""
+    model: Any = Settings
+    field = None
+    for part in loc:
+        fields = getattr(model, "model_fields", None)
+        if not isinstance(part, str) or fields is None or part not in fields:
+            return None
+        field = fields[part]
+        model = next((arg for arg in (field.annotation, *get_args(field.annotation))
+                      if isinstance(arg, type) and issubclass(arg, BaseModel)), None)
+    return field
 
 
 _FROM_AN_ARGUMENT = "from an argument"

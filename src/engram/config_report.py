@@ -112,17 +112,22 @@ def describe(settings: Settings, source_of: Callable[[KeyPath], SettingSource | 
 
 
 def _leaves(model: BaseModel, prefix: KeyPath = ()) -> list[tuple[KeyPath, Any, Any, bool]]:
-    """(path, value, default, whether a secret) of every setting below ``model``, sections walked into."""
+    """(path, value, default, whether a secret) of every setting below ``model``, sections walked into.
+    A None that means no limit (``settings_section.UNLIMITED``) is that word, as a config file writes it."""
     found: list[tuple[KeyPath, Any, Any, bool]] = []
     for name, info in type(model).model_fields.items():
         value = getattr(model, name)
         if isinstance(value, BaseModel):
             found += _leaves(value, (*prefix, name))
         else:
+            none_is = info.json_schema_extra.get("none_is") if isinstance(info.json_schema_extra, dict) else None
+            default = info.get_default(call_default_factory=True)
+            if none_is is not None:  # (the default too, or an unlimited default would read as changed)
+                value, default = (none_is if value is None else value), (none_is if default is None else default)
             target = (*prefix, name)
             # By its declared type: an unset key is None, no SecretStr to recognise it by.
             secret = SecretStr in (info.annotation, *get_args(info.annotation)) or target in SECRET_SETTINGS
-            found.append((target, value, info.get_default(call_default_factory=True), secret))
+            found.append((target, value, default, secret))
     return found
 
 

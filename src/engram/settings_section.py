@@ -12,6 +12,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+# A setting whose None means no limit marks its field ``json_schema_extra={"none_is": UNLIMITED}``:
+# ``config show`` then prints the word a config file or variable takes for it (TOML has no null),
+# not "none", which read as "not set" and could not be written back.
+UNLIMITED = "unlimited"
+
 
 class SettingsSection(BaseModel):
     """A settings section: pydantic's model, with nan and inf refused in its float fields."""

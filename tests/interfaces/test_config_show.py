@@ -205,3 +205,26 @@ def test_clawcode_yaml_and_clawless_variables_are_named_by_their_own_keys(tmp_pa
         "history.max_entries": (50, "CONVERSATION_HISTORY_MAX_ENTRIES (another system's variable, translated)"),
     }
     assert "sk-clawcode-secret-1234" not in json.dumps(report.as_dict())
+
+
+def test_an_unlimited_retention_reads_as_the_word_a_config_file_takes(tmp_path: Path) -> None:
+    # None (no limit) printed "none", which reads as "not set" and is no value the config file takes
+    # (TOML has no null); "unlimited" is, in the table and in --json alike.
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text('[lifecycle.retention]\nagent_days = "unlimited"\n', encoding="utf-8")
+    settings = _shown(run(home, "--json", "config", "show"))["settings"]
+    assert (settings["lifecycle.retention.agent_days"]["value"], settings["lifecycle.retention.agent_days"]["kind"]) == (
+        "unlimited", "config file")
+    # The default, unlimited too, is no change (the word is compared with the word, not with None).
+    assert settings["lifecycle.retention.global_days"] == {"value": "unlimited", "from": "default", "kind": "default",
+                                                           "changed": False, "secret": False}
+    assert settings["lifecycle.retention.session_days"]["value"] == 30
+    table = run(home, "config", "show", COLUMNS="200")
+    assert table.returncode == 0, table.stderr
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in table.stdout.splitlines() if line.count("│") >= 3}
+    assert (rows["lifecycle.retention.agent_days"], rows["lifecycle.retention.global_days"]) == ("unlimited", "unlimited")
+    # What is shown is what the config file takes back: written there, it reads the same.
+    (home / "config.toml").write_text(f'[lifecycle.retention]\nagent_days = "{rows["lifecycle.retention.global_days"]}"\n',
+                                      encoding="utf-8")
+    assert describe_settings(home=home).as_dict()["settings"]["lifecycle.retention.agent_days"]["value"] == "unlimited"

@@ -92,4 +92,15 @@ def test_unlimited_retention_can_be_written_where_null_cannot(make_engram, clock
                                           r'\(allowed: a number of days, 0 or more, or "unlimited"\) '
                                           r"\(from ENGRAM_LIFECYCLE__RETENTION__SESSION_DAYS\)"):
         load_settings(home=tmp_path)
+    # A negative number names "unlimited" among what is allowed too (pydantic's bound said only
+    # "Input should be greater than or equal to 0"), from a variable, the config file or an argument.
+    monkeypatch.setenv("ENGRAM_LIFECYCLE__RETENTION__SESSION_DAYS", "-2")
+    with pytest.raises(ConfigError, match=r'lifecycle\.retention\.session_days: -2 is out of range '
+                                          r'\(allowed: a number of days, 0 or more, or "unlimited"\) '
+                                          r"\(from ENGRAM_LIFECYCLE__RETENTION__SESSION_DAYS\)"):
+        load_settings(home=tmp_path)
+    monkeypatch.delenv("ENGRAM_LIFECYCLE__RETENTION__SESSION_DAYS")
+    with pytest.raises(ConfigError, match=r'lifecycle\.retention\.global_days: -1\.5 is out of range '
+                                          r'\(allowed: a number of days, 0 or more, or "unlimited"\) \(from an argument\)'):
+        load_settings(home=tmp_path, lifecycle={"retention": {"global_days": -1.5}})
     assert keys(engram) == {"old"}

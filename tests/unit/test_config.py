@@ -169,7 +169,9 @@ def test_a_refused_value_says_where_it_was_set(isolated_home: Path, monkeypatch:
     # "Input should be 'weighted' or 'rrf'".
     assert ('recall.fusion: unknown fusion "best" (allowed: weighted, rrf) '
             f"(from config file {isolated_home / 'config.toml'})") in text, text
-    assert "recall.min_relevance: Input should be less than or equal to 1 (from an argument)" in text, text
+    # A number out of range names the whole range, as the engine's refusals do, not pydantic's
+    # "Input should be less than or equal to 1".
+    assert "recall.min_relevance: 7 is out of range (allowed: a number from 0 to 1) (from an argument)" in text, text
 
 
 @pytest.mark.parametrize(("toml", "refused", "variable", "bad", "good", "read"), [
@@ -201,7 +203,7 @@ def test_a_busy_timeout_sqlite_cannot_hold_is_refused(isolated_home: Path, monke
     # SQLite keeps busy_timeout in a 32-bit int: 2147483648 and above read back as 0, so a writer
     # meant to wait for ever failed at once with "database is locked".
     monkeypatch.setenv("ENGRAM_BUSY_TIMEOUT_MS", "2147483648")
-    with pytest.raises(ConfigError, match=r"busy_timeout_ms: Input should be less than or equal to 2147483647 "
+    with pytest.raises(ConfigError, match=r"busy_timeout_ms: 2147483648 is out of range \(allowed: 0 to 2147483647\) "
                                           r"\(from ENGRAM_BUSY_TIMEOUT_MS\)"):
         load_settings()
     monkeypatch.setenv("ENGRAM_BUSY_TIMEOUT_MS", "2147483647")

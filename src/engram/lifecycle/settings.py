@@ -7,12 +7,13 @@ recalled), ClawCode's retention (session 30d, agent 90d, global unlimited) and d
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
 from engram import jsondoc
-from engram.settings_section import SettingsSection
+from engram.settings_section import UNLIMITED, SettingsSection
 
 # Types no deleting job touches by default. ``summary``: the condensed past, kept on purpose.
 # ``item``: a framework store's data (LangGraph's ``BaseStore`` items), which that framework keeps
@@ -49,14 +50,18 @@ class DecaySettings(SettingsSection):
     protected_types: list[str] = Field(default_factory=lambda: list(PROTECTED_TYPES))
 
 
+_DAYS_ALLOWED = 'allowed: a number of days, 0 or more, or "unlimited"'
+
+
 class RetentionSettings(SettingsSection):
     """Per-scope expiry in days (None = unlimited), measured from the last write (``updated``) or
     the last access (``accessed``). Core memories and protected types are exempt."""
 
     enabled: bool = True
-    session_days: float | None = Field(30, ge=0)
-    agent_days: float | None = Field(90, ge=0)
-    global_days: float | None = Field(None, ge=0)
+    # None reads "unlimited" where settings are shown (``config show``), as a config file writes it.
+    session_days: float | None = Field(30, ge=0, json_schema_extra={"none_is": UNLIMITED})
+    agent_days: float | None = Field(90, ge=0, json_schema_extra={"none_is": UNLIMITED})
+    global_days: float | None = Field(None, ge=0, json_schema_extra={"none_is": UNLIMITED})
     basis: Literal["updated", "accessed"] = "updated"
     protected_types: list[str] = Field(default_factory=lambda: list(PROTECTED_TYPES))
 
@@ -70,10 +75,16 @@ class RetentionSettings(SettingsSection):
             if word in ("unlimited", "none", "never", "null"):
                 return None
             try:
-                float(word)
+                number = float(word)
             except ValueError:
-                raise ValueError(f"{jsondoc.shown(value)} is not a number of days (allowed: a number of days, 0 or "
-                                 'more, or "unlimited")') from None
+                raise ValueError(f"{jsondoc.shown(value)} is not a number of days ({_DAYS_ALLOWED})") from None
+        else:
+            number = value
+        # Refused here rather than by ``ge=0``, whose refusal could not name "unlimited" as allowed
+        # (-inf is left to every section's rule: not a finite number).
+        if isinstance(number, int | float) and not isinstance(number, bool) and -math.inf < number < 0:
+            shown = value.strip() if isinstance(value, str) else jsondoc.shown(value)
+            raise ValueError(f"{shown} is out of range ({_DAYS_ALLOWED})")
         return value
 
 
