@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from engram.errors import NotFoundError
+from engram.errors import NotFoundError, ValidationError
 from engram.interfaces.cli.app import app
 
 runner = CliRunner()
@@ -42,6 +42,17 @@ def test_cli_conflicts_list_and_resolve(tmp_path: Path) -> None:
     listed = json.loads(_run(home, "--json", "conflicts"))
     assert [(c["kind"], c["file_version"]) for c in listed] == [("both-changed", ["file side"])]
     assert "database side" in notes.read_text()
+    # A merge with no text is the engine's refusal, naming the options that give it (the engine's
+    # "the content to keep" named none), and settles nothing.
+    for blank in ((), ("--content", "  ")):
+        refused = runner.invoke(app, ["--home", str(home), "conflicts", "resolve", listed[0]["id"][:13], "--take", "merge",
+                                      *blank])
+        # (in process the error itself comes out; ``engram`` prints it and exits 2)
+        assert isinstance(refused.exception, ValidationError), refused.output
+        assert str(refused.exception) == ("--content: a merge needs the merged text "
+                                          "(allowed: --content TEXT, or --edit to write it in $EDITOR)")
+    assert json.loads(_run(home, "--json", "get", "k"))["content"] == "database side"
+    assert len(json.loads(_run(home, "--json", "conflicts"))) == 1
     _run(home, "conflicts", "resolve", listed[0]["id"][:13], "--take", "merge", "--content", "merged text")
     assert json.loads(_run(home, "--json", "get", "k"))["content"] == "merged text"
     assert "merged text" in notes.read_text()

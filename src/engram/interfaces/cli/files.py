@@ -239,8 +239,13 @@ def resolve(
                 + "\n".join(f"# {line}" for e in conflict.entries for line in e.content.splitlines()))
         edited = typer.edit(both)
         content = "\n".join(line for line in (edited or "").splitlines() if not line.startswith("#")).strip()
-    done = conflict_files.resolve(syncer.engram, syncer.folder, conflict, take, content,  # type: ignore[arg-type]
-                                  syncer.layout, viewer=viewer)
+    # The engine refuses a merge without text on its field ``content``, saying what it wants in its
+    # own words ("the content to keep"); this door takes that text by either option, and says so.
+    from engram.interfaces import present
+
+    with present.wire_names({"content": "--content"}, accepts={"content": "--content TEXT, or --edit to write it in $EDITOR"}):
+        done = conflict_files.resolve(syncer.engram, syncer.folder, conflict, take, content,  # type: ignore[arg-type]
+                                      syncer.layout, viewer=viewer)
     # Reflect the outcome in the files even when no writer is attached, from the database it was
     # settled in (``conflicts.database_of``: bob's, for a conflict of agents/bob/ in the operator's run).
     settled = _every_syncer(st, all_agents)
