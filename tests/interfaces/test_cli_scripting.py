@@ -287,3 +287,21 @@ def test_a_long_command_stopped_by_ctrl_c_says_where_it_stopped(tmp_path: Path) 
     assert said.startswith("interrupted while exporting as json (") and said.endswith(" of 12000)"), stderr
     assert stdout == b""  # --json: no document for work not done, no bar
     assert run(tmp_path, "count").stdout.strip() == "12000"
+
+
+def test_a_forget_or_compact_with_nothing_to_do_in_a_new_home_makes_no_store(tmp_path: Path) -> None:
+    """`engram forget --tag X` and `engram history compact` in a home not made yet made the home,
+    memory.db and its memory folder, to find nothing; as `recall` there, they say so and make none."""
+    home = tmp_path / "new"
+    for args, said in ((("forget", "--tag", "X"), "nothing to forget"),
+                       (("forget", "--query", "deploy", "--erase"), "nothing to forget"),
+                       (("history", "compact", "cli:1"), "nothing to compact: 0 messages"),
+                       (("history", "compact", "cli:1", "--force"), "nothing to compact: only 0 messages")):
+        done = run(home, *args)
+        assert done.returncode == 0 and done.stdout == "", (args, done.stderr)
+        assert done.stderr.startswith(said), (args, done.stderr)
+        assert not home.exists(), (args, sorted(p.name for p in home.iterdir()))
+    assert run(home, "forget", "abc").returncode == 3 and not home.exists()  # an unknown one: not found, as before
+    # The first write makes it, and a forget then finds what it holds.
+    assert run(home, "remember", "the deploy runs at noon", "--tags", "X").returncode == 0
+    assert "forgot" in run(home, "forget", "--tag", "X").stdout and run(home, "count").stdout.strip() == "0"

@@ -213,7 +213,9 @@ def compact(
     from engram.root import compact_conversation
 
     st = state(ctx)
-    result = compact_conversation(st.engram(), st.settings(), key, force=force)
+    # Opened as a read: an agent with no database yet (a new home) has no conversation to compact,
+    # and the empty engine says so without making one; else it is ``engram()``'s.
+    result = compact_conversation(st.reading_engram(), st.settings(), key, force=force)
     if st.as_json:
         render.emit_json({"compacted": result.compacted, "emergency": result.emergency, "kept": len(result.kept),
                           "discarded": len(result.discarded), "summary": result.summary,

@@ -363,7 +363,9 @@ def forget(
 
     one_selector("forget", {"ref": ref, "--key": key, "--query": query, "--tag": tag, "--older-than": older_than})
     st = state(ctx)
-    engram = st.reading_engram() if dry_run else st.engram()  # a dry run makes no agent's database (one per agent)
+    # Opened as a read: with no database yet (a new home, or an agent without one of its own) there is
+    # nothing to forget, and the empty engine says so without making one; else it is ``engram()``'s.
+    engram = st.reading_engram()
     one = None if ref is None and key is None else _one_memory(engram, "forget", ref, key)
     removed = engram.forget(
         one, query=query, tag=tag,
