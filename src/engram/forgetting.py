@@ -22,9 +22,10 @@ from engram.model import Category, Memory, parse_flag, parse_number, parse_reaso
 from engram.scoping import Filters, ScopeChoice, one_selector
 from engram.temporal.instants import EARLIEST
 
-# ``forget``'s steps, as its ``progress`` hears them: a stop in the first two has forgotten nothing.
+# ``forget``'s steps, as its ``progress`` hears them: a stop while backing up has forgotten nothing;
+# one while forgetting, all or none (a Ctrl-C during the commit is raised once it is done).
 BACKING_UP = "taking the backup before a bulk forget"
-FORGETTING = "forgetting"
+FORGETTING = "forgetting them in one transaction (all or none: engram count tells which)"
 RECORDING = "recording the forgotten memories in the audit trail and memory folder"
 ERASING = "erasing the forgotten memories' traces"
 
@@ -113,7 +114,7 @@ class _Forgetting:
                 progress(BACKING_UP, 0, 0)
             self.guard("bulk-forget")
         if progress is not None:
-            progress(FORGETTING, 0, len(targets))
+            progress(FORGETTING, 0, 0)
         removed = self.store.delete([m.id for m in targets])
         if progress is not None:  # committed: from here on they are gone, whatever stops the rest
             progress(RECORDING, len(removed), len(removed))
