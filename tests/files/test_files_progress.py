@@ -36,6 +36,16 @@ def test_a_json_export_reports_the_memories_written(engram: Engram, tmp_path: Pa
     _rising_to(calls, 450)
 
 
+def test_a_markdown_or_yaml_export_reports_each_file_laid_out(engram: Engram, tmp_path: Path, fmt: str):
+    engram.remember_many([{"content": f"note {i} about the garden", "tags": [f"t{i % 5}"]} for i in range(300)])
+    calls: list[tuple[int, int]] = []
+    done = export_folder(engram.store.iter_all(), tmp_path / "out", format=fmt, max_file_bytes=4096,
+                         progress=lambda *call: calls.append(call))
+    assert done.memories == 300 and len(done.files) > 5
+    _rising_to(calls, 300)
+    assert len(calls) == 5  # a report per tag's file, its continuation files with it
+
+
 def _engram(path: Path) -> Engram:
     store = SqliteMemoryStore(path)
     return Engram(store, embedder=HashingEmbedder(), backend=SqliteBackend(store))

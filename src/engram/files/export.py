@@ -226,8 +226,8 @@ def export_folder(memories: Iterable[Memory], dest: Path, *, format: str, group_
     the memories of other agents' own databases (``per_agent_databases``), by agent, written too,
     the global ones under ``databases/<agent>/`` (``layout``), so none meets another database's
     global memory of the same key in one file and an import puts each back in its database.
-    ``progress(done, total)`` counts the memories written as per-type JSON, a file each (markdown
-    and YAML put them in a few files, written at once). Raises
+    ``progress(done, total)`` counts the memories written as per-type JSON, a file each, and in
+    markdown and YAML those whose file is laid out (split to fit the limit), a file at a time. Raises
     ``PathRefused`` when a path inside ``dest`` is a symlink, ``ValidationError`` when a memory
     cannot fit any file, and ``ValidationError`` naming ``path``, before anything is written, when
     ``dest`` is the memory folder engram syncs (``synced``: ``files.dir`` while ``files.enabled``)
@@ -251,19 +251,25 @@ def export_folder(memories: Iterable[Memory], dest: Path, *, format: str, group_
         return FolderExport(len(placed), tuple(folder.resolve(type_file(m, base)) for base, m in placed))
     fmt = get_format(format)
     docs: dict[str, Document] = {}
+    held: dict[str, int] = defaultdict(int)  # memories laid out in each file, for ``progress``
     for base, memory in sorted(placed, key=lambda placing: (placing[1].created_at, placing[1].id, placing[0])):
         rel = layout.Layout().file_for(memory, group_by, fmt.suffix)
         rel = f"{base}/{rel}" if base else rel
         if rel not in docs:
             docs[rel] = fmt.new(layout.title(rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]))
         docs[rel].add(from_memory(memory))
+        held[rel] += 1
     def new_doc(rel: str) -> Document:
         return fmt.new(layout.title(rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]))
 
     problems: list[Problem] = []
+    done = 0
     for rel in sorted(docs):
         split.fit(rel, docs, lambda target: docs.setdefault(target, new_doc(target)), fmt, limit=max_file_bytes,
                   max_content_chars=1 << 30, st=SyncState(fmt.name, ""), problems=problems)
+        if progress is not None and rel in held:  # the long part: each file rendered and split to fit
+            done += held[rel]
+            progress(done, len(placed))
     if problems:
         raise ValidationError("max_file_bytes", "; ".join(p.message for p in problems), "a limit every memory fits")
     files: list[Path] = []

@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -41,7 +43,7 @@ from engram import jsondoc
 from engram.errors import ValidationError
 from engram.model import Category, layer_for_type
 
-from .document import Parsed, line_ending
+from .document import Parsed, line_ending, utf8_size
 from .entry import SECTION_KEY, Entry, Problem, build_entry, default_type, show_instant, utc
 
 _BULLET = re.compile(r"^[-*] (.*)$")
@@ -96,6 +98,8 @@ class MarkdownDocument:
     # Kept in pieces, joined when asked for: entries appended at the end add a piece each, since
     # adding each to one string copied the whole file per entry (~0.6 ms a store at 10,000).
     _text: list[str] | None = field(default=None, repr=False, compare=False)
+    # ``utf8_size`` of ``_text`` while it is kept: grown with each piece added (``size``).
+    _bytes: int = field(default=0, repr=False, compare=False)
 
     def _delete(self, i: int) -> None:
         del self.blocks[i]
@@ -139,6 +143,20 @@ class MarkdownDocument:
         self._delete(i)
         return True
 
+    def remove_all(self, entry_ids: Iterable[str]) -> None:
+        left = Counter(entry_ids)
+        kept: list[_Block] = []
+        for block in self.blocks:
+            if block.is_entry and block.entry_id is not None and left[block.entry_id] > 0:
+                left[block.entry_id] -= 1  # the first blocks with that id, as ``_find`` finds them
+            else:
+                kept.append(block)
+        self.blocks = kept
+        self._headings = self._text = None
+
+    def copy(self) -> MarkdownDocument:
+        return replace(self, blocks=list(self.blocks), _headings=None, _text=None)
+
     def add(self, entry: Entry) -> None:
         rendered, self._text = self._text, None
         section = _section(entry)
@@ -171,8 +189,9 @@ class MarkdownDocument:
             # Added after the last line the text shows: the text grows by the entry's lines, as
             # rendering every block again would give, without the walk over every entry (a
             # store into a file of 10,000 entries spent ~4 ms of its ~12 here).
-            rendered.append("\n".join(block.lines).rstrip("\n").replace("\n", self.newline) + self.newline)
-            self._text = rendered
+            piece = "\n".join(block.lines).rstrip("\n").replace("\n", self.newline) + self.newline
+            rendered.append(piece)
+            self._text, self._bytes = rendered, self._bytes + utf8_size(piece)
 
     def _last_written(self, i: int) -> bool:
         """Whether block ``i`` comes right after a line ``text`` shows and only blank lines follow
@@ -202,8 +221,13 @@ class MarkdownDocument:
         while lines and lines[-1] == "":
             lines.pop()
         text = self.newline.join(lines) + self.newline
-        self._text = [text]
+        self._text, self._bytes = [text], utf8_size(text)
         return text
+
+    def size(self) -> int:
+        if self._text is None:
+            self.text()
+        return self._bytes
 
 
 class MarkdownFormat:

@@ -17,14 +17,16 @@ rewrites a YAML file (PyYAML drops them); use markdown for hand-annotated files.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engram import jsondoc
 from engram.errors import MissingDependencyError, ValidationError
 from engram.model import Category, is_number, layer_for_type
 
-from .document import Parsed, line_ending
+from .document import Parsed, line_ending, utf8_size
 from .entry import Entry, Problem, build_entry, default_type, iso, show_instant
 
 try:
@@ -114,6 +116,8 @@ class YamlDocument:
     # joined when asked for (as ``MarkdownDocument._text``): a store asks for its file's text (its
     # size, its text) several times, and each walk over 5,000 items took ~0.5 ms.
     _text: list[str] | None = field(default=None, repr=False, compare=False)
+    # ``utf8_size`` of ``_text`` while it is kept: grown with each piece added (``size``).
+    _bytes: int = field(default=0, repr=False, compare=False)
 
     def _find(self, entry_id: str) -> int | None:
         for i, item in enumerate(self.items):
@@ -150,6 +154,24 @@ class YamlDocument:
         del self.items[i], self.lines[i]
         return True
 
+    def remove_all(self, entry_ids: Iterable[str]) -> None:
+        left = Counter(entry_ids)
+        self._in_step()
+        keep: list[int] = []
+        for i, item in enumerate(self.items):
+            if isinstance(item, dict) and left[key := str(item.get("id"))] > 0:
+                left[key] -= 1  # the first items with that id, as ``_find`` finds them
+            else:
+                keep.append(i)
+        self.items = [self.items[i] for i in keep]
+        self.lines = [self.lines[i] for i in keep]
+        self._dumped = [self._dumped[i] for i in keep]
+        self._text = None
+
+    def copy(self) -> YamlDocument:
+        self._in_step()
+        return replace(self, items=list(self.items), lines=list(self.lines), _dumped=list(self._dumped), _text=None)
+
     def add(self, entry: Entry) -> None:
         self._in_step()
         rendered, self._text = (self._text if self.items else None), None  # no items: "memories: []"
@@ -158,9 +180,10 @@ class YamlDocument:
         self._dumped.append(None)
         if rendered is not None:
             self._dumped[-1] = piece = _dump([self.items[-1]])
-            rendered[-1] = _not_ended(rendered[-1], self.newline)  # no longer the last item
+            last, rendered[-1] = rendered[-1], _not_ended(rendered[-1], self.newline)  # no longer the last item
             rendered.append(self._ended(piece))
-            self._text = rendered
+            # Less the end marker taken off (ASCII), plus the new piece.
+            self._text, self._bytes = rendered, self._bytes - (len(last) - len(rendered[-2])) + utf8_size(rendered[-1])
 
     def _in_step(self) -> None:
         if len(self._dumped) != len(self.items):  # items set whole (parsing): nothing dumped yet
@@ -191,8 +214,15 @@ class YamlDocument:
         last = len(dumped) - 1
         text = self._ended(f"# {self.title}\nmemories:\n" + "".join(
             piece if i == last else _not_ended(piece, "\n") for i, piece in enumerate(dumped)))  # type: ignore[arg-type]
-        self._text = [text]
+        self._text, self._bytes = [text], utf8_size(text)
         return text
+
+    def size(self) -> int:
+        if not self.items or (self.parsed.broken and self.original is not None):
+            return utf8_size(self.text())  # texts ``_text`` does not keep
+        if self._text is None:
+            self.text()
+        return self._bytes
 
     def _ended(self, dumped: str) -> str:
         """``dumped`` (PyYAML's, every line ended by "\\n") in the file's own line endings: a line
