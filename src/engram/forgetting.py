@@ -12,7 +12,7 @@ A part of ``Engram``: a mixin composed in ``engine`` (``scoping`` says why the e
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from engram import jsondoc
@@ -21,6 +21,13 @@ from engram.lifecycle.settings import PROTECTED_TYPES
 from engram.model import Category, Memory, parse_flag, parse_number, parse_reason, parse_tags, parse_words
 from engram.scoping import Filters, ScopeChoice, one_selector
 from engram.temporal.instants import EARLIEST
+
+# ``forget``'s steps, as its ``progress`` hears them: a stop while backing up has forgotten nothing;
+# one while forgetting, all or none (a Ctrl-C during the commit is raised once it is done).
+BACKING_UP = "taking the backup before a bulk forget"
+FORGETTING = "forgetting them in one transaction (all or none: engram count tells which)"
+RECORDING = "recording the forgotten memories in the audit trail and memory folder"
+ERASING = "erasing the forgotten memories' traces"
 
 
 class _Forgetting:
@@ -38,6 +45,7 @@ class _Forgetting:
         reason: str | None = None,
         erase: bool = False,
         scope: ScopeChoice | None = None,
+        progress: Callable[[str, int, int], None] | None = None,
     ) -> list[Memory]:
         """Remove memories and every link to them; returns what was (or, dry run, would be) removed.
 
@@ -47,6 +55,10 @@ class _Forgetting:
         ``filters`` narrow the bulk selectors, and ``scope`` (``"session"``, ``"agent"``, ``"global"``)
         keeps them to that one scope, as ``list``'s does (ClawCode's forget within a session);
         ``reason`` is kept in the audit trail.
+        ``progress(phase, done, total)`` hears each step of a real forget (``BACKING_UP``,
+        ``FORGETTING``, ``RECORDING``, ``ERASING``), so a stop mid-way can say what it kept: the
+        removal is one transaction (all of them or none), and after it the audit trail and the
+        memory folder are told, then an erase takes out their traces.
         ``erase``: forget, then leave nothing of them but their ids (``engram.erase``); no backup is
         taken first, as a bulk forget takes one: it would be a fresh copy of what is erased.
         Raises ``NotFoundError`` for an unknown ``ref``.
@@ -78,16 +90,19 @@ class _Forgetting:
         held = self.store.get_many([targets[0].id]) if erasing and isinstance(ref, Memory) else targets
         # The texts an erase also takes out of the embedding cache, read before the versions go.
         texts = erase_mod.texts_of(self.store, held) if erasing else []
-        removed = self._delete(targets, bulk=ref is None and not erase, dry_run=dry_run, reason=reason)
+        removed = self._delete(targets, bulk=ref is None and not erase, dry_run=dry_run, reason=reason,
+                               progress=progress)
         if ref is not None and not removed:  # a Memory given was already gone (read before): as its id would be
             raise NotFoundError("memory", targets[0].id)
         if erasing and removed:
             gone = {m.id for m in removed}
+            if progress is not None:
+                progress(ERASING, len(removed), len(removed))
             erase_mod.erase_traces(self, [m for m in held if m.id in gone], reason, texts)
         return removed
 
     def _delete(self, targets: Sequence[Memory], *, bulk: bool, dry_run: bool = False,
-                reason: str | None = None) -> list[Memory]:
+                reason: str | None = None, progress: Callable[[str, int, int], None] | None = None) -> list[Memory]:
         """``forget``'s removal of ``targets`` (a bulk one after the backup guard)."""
         dry_run = parse_flag(dry_run, "dry_run")  # ("no" was a dry run, 0 a real one: checked before either)
         parse_reason(reason)  # before anything goes: the audit trail keeps it (PostgreSQL refuses a NUL)
@@ -95,8 +110,14 @@ class _Forgetting:
         if dry_run or not targets:
             return shown
         if bulk and self.guard is not None:
+            if progress is not None:
+                progress(BACKING_UP, 0, 0)
             self.guard("bulk-forget")
+        if progress is not None:
+            progress(FORGETTING, 0, 0)
         removed = self.store.delete([m.id for m in targets])
+        if progress is not None:  # committed: from here on they are gone, whatever stops the rest
+            progress(RECORDING, len(removed), len(removed))
         self._emit("forgotten", removed, reason)
         gone = {m.id for m in removed}
         return [m for m in shown if m.id in gone]

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from engram.errors import NotFoundError, ValidationError
 from engram.interfaces.cli.app import app
+from tests.files.conftest import run_cli
 
 runner = CliRunner()
 
@@ -150,3 +151,32 @@ def test_cli_conflicts_names_the_file_the_conflict_is_kept_beside_after_its_fold
     assert listed["file"] == "agents/default/notes.md"
     _run(home, "conflicts", "resolve", listed["id"], "--take", "file")
     assert json.loads(_run(home, "--json", "get", "k"))["content"] == "file side"
+
+
+def test_cli_sync_with_memory_off_leaves_the_folder_as_it_is(tmp_path: Path) -> None:
+    """With memory turned off (backend = disabled), `engram sync` took the folder's entries into a
+    store that keeps nothing and wrote them back without their ids (memory on again, the next sync
+    stored each a second time), and in a new home made the folder and its sync state. It does
+    nothing now and says memory is off, as `history show` does; `watch` stops at once."""
+    home = tmp_path / "home"
+    run_cli(home, "remember", "the deploy runs at noon", "--tags", "ops")
+    run_cli(home, "sync")
+    before = {p: p.read_bytes() for p in (home / "memory").rglob("*") if p.is_file()}
+    assert b"<!-- id:" in before[home / "memory/agents/default/ops.md"]
+    (home / "config.toml").write_text('backend = "disabled"\n')  # as docs/configuration.md turns memory off
+    done = run_cli(home, "sync")
+    assert done.stdout == "" and done.stderr.startswith("nothing synced: memory is off (backend = disabled)"), done
+    assert json.loads(run_cli(home, "--json", "sync").stdout)["off"].startswith("memory is off")
+    watched = run_cli(home, "watch", "--duration", "30")
+    assert watched.stderr.startswith("nothing synced: memory is off") and "watching" not in watched.stderr
+    assert {p: p.read_bytes() for p in (home / "memory").rglob("*") if p.is_file()} == before
+    (home / "config.toml").unlink()
+    # Memory on again: the folder is the one memory still, not a second copy of it.
+    assert json.loads(run_cli(home, "--json", "sync").stdout)["to_database"]["created"] == 0
+    assert run_cli(home, "count").stdout.strip() == "1"
+    # A new home with memory off: no folder, no sync state.
+    new = tmp_path / "new"
+    new.mkdir()
+    (new / "config.toml").write_text('backend = "disabled"\n')
+    assert run_cli(new, "sync").stderr.startswith("nothing synced: memory is off")
+    assert sorted(p.name for p in new.iterdir()) == ["config.toml"]

@@ -112,7 +112,8 @@ def test_an_mcp_memory_service_memorys_own_provenance_key_is_kept(tmp_path: Path
     [memory] = as_json(tmp_path / "home", "list", "--meta", "project=atlas")
     assert memory["metadata"]["mcp_memory_service"] == {
         "content_hash": export["memories"][0]["content_hash"], "memory_type": "note", "source_machine": "laptop-1",
-        "own": own}
+        "own": own, "imported_tags": export["memories"][0]["tags"],  # what the import brought (apply.with_imported)
+        "imported_text_sha256": hashlib.sha256(memory["content"].encode()).hexdigest()}
     # One without such an entry has engram's alone, as before.
     [other] = as_json(tmp_path / "home", "list", "--tag", "decision")
     assert "own" not in other["metadata"]["mcp_memory_service"]

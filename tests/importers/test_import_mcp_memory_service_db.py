@@ -130,7 +130,9 @@ def test_sqlite_vec_db_imports_its_memories_tags_metadata_and_times(tmp_path: Pa
     deploys, dark = by_text[DEPLOYS], by_text[DARK]
     assert (deploys["type"], deploys["tags"]) == ("note", ["ops", "deploy"])
     assert deploys["metadata"] == {"source": "claude-desktop", "priority": 2, "mcp_memory_service": {
-        "content_hash": content_hash(DEPLOYS), "memory_type": "note", "version": 1, "confidence": 1.0}}
+        "content_hash": content_hash(DEPLOYS), "memory_type": "note", "version": 1, "confidence": 1.0,
+        # what this import brought, for a later one to tell the service's changes from engram's (apply._changes)
+        "imported_text_sha256": hashlib.sha256(DEPLOYS.encode()).hexdigest(), "imported_tags": ["ops", "deploy"]}}
     assert (deploys["created_at"], deploys["updated_at"], deploys["last_accessed"]) == (1730000000.5, 1730000100.25,
                                                                                          1730500000.0)
     assert (dark["type"], dark["tags"], dark["last_accessed"]) == ("learned", [], None)
@@ -179,3 +181,48 @@ def test_metadata_text_holding_no_object_is_named_as_json_spells_it(tmp_path: Pa
     done = subprocess.run([sys.executable, "-m", "engram", "--home", str(home), "import", str(db)], capture_output=True,
                           text=True, timeout=300, env={**os.environ, "COLUMNS": "400"})
     assert done.returncode == 2 and f"memories row 2.metadata: {got} (allowed: a JSON object)" in done.stderr, done.stderr
+
+
+def change(db: Path, text: str, tags: str, meta: dict[str, object], updated: float) -> None:
+    """The service's ``update_memory_metadata``: tags and metadata changed in place under the same
+    hash, the content kept, ``updated_at`` (and its ISO text) moved."""
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE memories SET tags = ?, metadata = ?, updated_at = ?, updated_at_iso = NULL "
+                     "WHERE content_hash = ?", (tags, json.dumps(meta), updated, content_hash(text)))
+    conn.close()
+
+
+def test_a_later_updated_at_brings_the_services_new_tags_and_metadata(tmp_path: Path) -> None:
+    home, db = tmp_path / "home", build(tmp_path / "sqlite_vec.db")
+    assert as_json(home, "import", str(db))["imported"] == 2
+    dark_key = next(m["key"] for m in as_json(home, "list") if m["content"] == DARK)
+    as_json(home, "update", dark_key, "--tags", "mine")  # changed in engram, after its import and the service's change
+    change(db, DEPLOYS, "ops,release", {"source": "claude-desktop", "priority": 1}, 1740000000.0)
+    change(db, DARK, "ui", {"theme": "dark"}, 1740000000.0)
+    done = as_json(home, "import", str(db))
+    assert (done["imported"], done["updated"], done["skipped"]) == (0, 1, 1), done
+    by_text = {m["content"]: m for m in as_json(home, "list")}
+    deploys, dark = by_text[DEPLOYS], by_text[DARK]
+    assert deploys["tags"] == ["ops", "release"]
+    assert (deploys["metadata"]["source"], deploys["metadata"]["priority"]) == ("claude-desktop", 1)
+    assert deploys["metadata"]["mcp_memory_service"]["content_hash"] == content_hash(DEPLOYS)
+    assert "mcp-memory-service" not in deploys["metadata"]  # the bookkeeping sits in the service's own entry
+    assert (dark["tags"], dark["metadata"].get("theme")) == (["mine"], None)  # engram's later edit is kept
+    assert deploys["content"] == DEPLOYS and deploys["created_at"] == 1730000000.5
+
+    again = as_json(home, "import", str(db))  # the same database again changes nothing
+    assert (again["imported"], again["updated"], again["skipped"]) == (0, 0, 2), again
+    assert {m["content"]: m for m in as_json(home, "list")} == by_text
+
+    # A later export of the same memory (the other door, the same id) brings its change in turn, and a
+    # tag added in engram since stays beside the service's.
+    as_json(home, "update", deploys["key"], "--tags", "ops,release,oncall")
+    export = {"export_metadata": {"source_machine": "laptop", "export_timestamp": "2099-01-01T00:00:00"},
+              "memories": [{"content": DEPLOYS, "content_hash": content_hash(DEPLOYS), "tags": ["ops"],
+                            "memory_type": "note", "metadata": {"priority": 3}, "created_at": 1730000000.5,
+                            "updated_at": 4070908800.0}]}
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(export))
+    assert as_json(home, "import", str(path))["updated"] == 1
+    deploys = next(m for m in as_json(home, "list") if m["content"] == DEPLOYS)
+    assert (deploys["tags"], deploys["metadata"]["priority"]) == (["ops", "oncall"], 3)

@@ -50,16 +50,17 @@ def service_export(created: float, updated: float, tags: list[str]) -> str:
 
 def test_an_mcp_memory_service_memory_whose_creation_moved_is_found_again(tmp_path: Path) -> None:
     # The service moved the memory's creation under the same content_hash: the id, which held the
-    # time, was another, and a second copy was stored under the key's -2.
+    # time, was another, and a second copy was stored under the key's -2. The same memory now, its
+    # later tags brought (a later updated_at), its creation time left as the first import gave it.
     home = tmp_path / "home"
     first, later = tmp_path / "january.json", tmp_path / "march.json"
     first.write_text(service_export(1736937000.5, 1736937000.5, ["ops"]), encoding="utf-8")
     later.write_text(service_export(1736000000.0, 1740823200.0, ["ops", "database"]), encoding="utf-8")
     assert as_json(home, "import", str(first))["imported"] == 1
     again = as_json(home, "import", str(later))
-    assert (again["imported"], again["skipped"]) == (0, 1), again
+    assert (again["imported"], again["updated"], again["skipped"]) == (0, 1, 0), again
     [memory] = as_json(home, "list")
-    assert (memory["content"], memory["created_at"]) == (ROTATES, 1736937000.5)
+    assert (memory["content"], memory["created_at"], memory["tags"]) == (ROTATES, 1736937000.5, ["ops", "database"])
 
 
 def _service_db(path: Path, created: float) -> Path:

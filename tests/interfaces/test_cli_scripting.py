@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -254,8 +256,10 @@ def test_a_long_forget_says_what_it_removed_before_its_table_and_a_ctrl_c_meanwh
     assert said == "forgot 3000 memories; listing them\n", said
     time.sleep(0.2)
     proc.send_signal(signal.SIGINT)  # mid-table (3,000 rows take seconds to draw)
-    proc.communicate(timeout=120)
-    assert proc.returncode in (0, 130, -signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode in (0, 130), stderr
+    if proc.returncode == 130:  # the listing stopped, and says so: no longer a silent exit
+        assert stderr.decode() == "interrupted while listing the 3000 forgotten memories\n", stderr
     assert run(tmp_path, "count").stdout.strip() == "1000"  # the 3,000 are gone, the rest whole
     # Few rows: no line first (the table says it at once); with --json, the JSON alone.
     few = run(tmp_path, "forget", "--tag", "keep", "--dry-run", "--json")
@@ -287,3 +291,105 @@ def test_a_long_command_stopped_by_ctrl_c_says_where_it_stopped(tmp_path: Path) 
     assert said.startswith("interrupted while exporting as json (") and said.endswith(" of 12000)"), stderr
     assert stdout == b""  # --json: no document for work not done, no bar
     assert run(tmp_path, "count").stdout.strip() == "12000"
+
+
+def test_a_forget_or_compact_with_nothing_to_do_in_a_new_home_makes_no_store(tmp_path: Path) -> None:
+    """`engram forget --tag X` and `engram history compact` in a home not made yet made the home,
+    memory.db and its memory folder, to find nothing; as `recall` there, they say so and make none."""
+    home = tmp_path / "new"
+    for args, said in ((("forget", "--tag", "X"), "nothing to forget"),
+                       (("forget", "--query", "deploy", "--erase"), "nothing to forget"),
+                       (("history", "compact", "cli:1"), "nothing to compact: 0 messages"),
+                       (("history", "compact", "cli:1", "--force"), "nothing to compact: only 0 messages")):
+        done = run(home, *args)
+        assert done.returncode == 0 and done.stdout == "", (args, done.stderr)
+        assert done.stderr.startswith(said), (args, done.stderr)
+        assert not home.exists(), (args, sorted(p.name for p in home.iterdir()))
+    assert run(home, "forget", "abc").returncode == 3 and not home.exists()  # an unknown one: not found, as before
+    # The first write makes it, and a forget then finds what it holds.
+    assert run(home, "remember", "the deploy runs at noon", "--tags", "X").returncode == 0
+    assert "forgot" in run(home, "forget", "--tag", "X").stdout and run(home, "count").stdout.strip() == "0"
+
+
+def test_a_bulk_forget_stopped_by_ctrl_c_says_whether_its_memories_were_gone(tmp_path: Path) -> None:
+    """A Ctrl-C during a bulk forget (before its count line: the backup, the removal, the audit
+    trail and memory folder told) exited 130 with no word, 9,000 memories gone or not. It now says
+    the step, and the store holds what that step means: before the removal's one transaction
+    commits none is gone, after it all are, and the next sync takes them out of the memory folder."""
+    with Engram.from_settings(home=tmp_path, embeddings={"provider": "none"}) as engram:
+        engram.remember_many([{"content": f"note {i} about the deploy", "tags": ["tmp" if i % 4 else "keep"]}
+                              for i in range(12000)])
+    full = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_") and k != "COLUMNS"}
+    full.update(ENGRAM_HOME=str(tmp_path), ENGRAM_EMBEDDINGS__PROVIDER="none")
+    kept_all = ("interrupted while taking the backup before a bulk forget",)
+    # One transaction: a Ctrl-C during its commit is raised once the commit is done, so all or none.
+    all_or_none = "interrupted while forgetting them in one transaction (all or none: engram count tells which)"
+    gone_all = ("interrupted while recording the forgotten memories in the audit trail and memory folder (9000 of 9000)",
+                "interrupted while listing the 3000 forgotten memories")
+    stopped = []
+    # Each try waits for the backup the bulk forget takes first (the work has started), then later
+    # each time: a stop that kept every memory is tried again, until one forgot them.
+    for wait in (0.0, 0.3, 0.8, 1.5, 2.5, 4.0):
+        backups = set((tmp_path / "backups").glob("*bulk-forget*"))
+        proc = subprocess.Popen([sys.executable, "-m", "engram", "forget", "--tag", "tmp"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=full)
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline and \
+                not set((tmp_path / "backups").glob("*bulk-forget*")) - backups:
+            time.sleep(0.01)
+        time.sleep(wait)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+        said = stderr.decode().strip().splitlines()[-1:] or [""]
+        count = run(tmp_path, "count").stdout.strip()
+        if proc.returncode == 0:  # done before the signal: the whole forget, as it says
+            assert "forgot" in said[0] + stdout.decode() and count == "3000", (stdout, stderr)
+            break
+        assert proc.returncode == 130 and said[0] in (*kept_all, all_or_none, *gone_all), (proc.returncode, stderr)
+        stopped.append(said[0])
+        if said[0] in kept_all or (said[0] == all_or_none and count == "12000"):
+            assert count == "12000", (said, count)  # nothing gone, the store whole
+            continue
+        assert count == "3000", (said, count)  # every one gone, as said
+        synced = run(tmp_path, "sync")
+        assert synced.returncode == 0 and run(tmp_path, "count").stdout.strip() == "3000", synced.stdout
+        assert "- note 9 about the deploy (" not in "".join(p.read_text() for p in (tmp_path / "memory").rglob("*.md"))
+        break
+    assert stopped, "every try finished before its Ctrl-C: nothing was interrupted"
+
+
+def test_a_transcript_indexing_stopped_by_ctrl_c_says_how_far_it_got(tmp_path: Path) -> None:
+    """`engram history transcript --index` of a long conversation stopped by Ctrl-C exited 130
+    with no word. It says how many turns it had indexed; those are stored (each turn its own
+    write), and the transcript file, written whole at the end, is not there half-written."""
+    turns = 3000  # about 15 ms a turn: far longer than the wait for the first turns stored
+    with Engram.from_settings(home=tmp_path, embeddings={"provider": "none"}, history={"max_history_len": 10000}) as engram:
+        engram.history.append_many("cli:long", [
+            {"role": "user" if i % 2 == 0 else "assistant",
+             "content": f"question {i // 2} about the deploy pipeline, its runners and their caches"}
+            for i in range(2 * turns)])
+    full = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_") and k != "COLUMNS"}
+    full.update(ENGRAM_HOME=str(tmp_path), ENGRAM_EMBEDDINGS__PROVIDER="none", ENGRAM_HISTORY__MAX_HISTORY_LEN="10000")
+    proc = subprocess.Popen([sys.executable, "-m", "engram", "history", "transcript", "cli:long", "--index"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full)
+    deadline = time.monotonic() + 60
+    db = sqlite3.connect(f"file:{tmp_path / 'memory.db'}?mode=ro", uri=True)
+    try:  # past the first turns stored, far from the last
+        while proc.poll() is None and time.monotonic() < deadline and \
+                db.execute("SELECT COUNT(*) FROM memories").fetchone()[0] < 30:
+            time.sleep(0.02)
+    finally:
+        db.close()
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and stdout == b"", (proc.returncode, stdout, stderr)
+    said = stderr.decode().strip().splitlines()[-1]
+    match = re.fullmatch(rf"interrupted while indexing turns \((\d+) of {turns}\)", said)
+    assert match, stderr
+    stored = int(run(tmp_path, "count").stdout.strip())
+    assert 30 <= stored and int(match[1]) <= stored <= int(match[1]) + 1, (said, stored)  # (a turn stored as the signal came)
+    assert not list((tmp_path / "transcripts").rglob("*.md"))  # no file, not a part of one
+    # Written now without indexing: the turns stored so far are the ones marked indexed.
+    assert run(tmp_path, "history", "transcript", "cli:long").returncode == 0
+    (written,) = (tmp_path / "transcripts").rglob("*.md")
+    assert written.read_text().count("[Indexed: ") == stored

@@ -16,6 +16,11 @@ from engram.model import Scope
 from .entry import Problem
 from .layout import Layout
 
+# Memory turned off (``backend = "disabled"``) keeps no memory: a pass would take the folder's entries
+# into nothing and write them back without their ids (a later sync, memory on again, then stored
+# each one a second time), so the folder is left as it is.
+MEMORY_OFF = "memory is off (backend = disabled): the memory folder is left as it is"
+
 
 @dataclass
 class SyncReport:
@@ -32,6 +37,8 @@ class SyncReport:
     conflicts: list[str] = field(default_factory=list)  # .conflict files written
     problems: list[Problem] = field(default_factory=list)
     backup: str | None = None  # the backup taken before forgetting many memories, said in a sentence
+    # Why the pass did nothing at all, the folder untouched (``MEMORY_OFF``), for each door to say.
+    off: str | None = None
     # Each scope folder's own share of the above (``add_scope``); what the pass met outside any
     # one scope's settling (a file scan, a folder rename, a link) is in the fields above alone.
     by_scope: dict[Scope, SyncReport] = field(default_factory=dict)
@@ -48,6 +55,7 @@ class SyncReport:
         self.conflicts += other.conflicts
         self.problems += other.problems
         self.backup = self.backup or other.backup
+        self.off = self.off or other.off
         for scope, part in other.by_scope.items():
             self.by_scope.setdefault(scope, SyncReport()).merge(part)
 

@@ -37,6 +37,7 @@ from engram.drain import Drain
 from engram.errors import ValidationError
 from engram.events import MemoryEvent
 from engram.model import Memory, Scope
+from engram.store.base import keeps_nothing
 
 from . import folder_names, layout, links, moves
 from . import state as sync_state
@@ -46,7 +47,7 @@ from .links import PendingLink
 from .mirror import QuickPass
 from .paths import Folder
 from .reconcile import reconcile
-from .report import SyncReport
+from .report import MEMORY_OFF, SyncReport
 from .scan import list_scope, scan, state_scopes
 from .settings import FilesSettings
 from .sides import DatabaseSide, FolderSide, belongs
@@ -126,12 +127,14 @@ class FileSync:
 
     @classmethod
     def from_settings(cls, engram: Engram, settings: Settings, *, reading: bool = False) -> FileSync:
-        """``reading``: the syncer only reads the folder (``create_folder`` off)."""
+        """``reading``: the syncer only reads the folder (``create_folder`` off), as one over a store
+        that keeps nothing (memory off), whose passes leave the folder alone (``sync``)."""
         files: FilesSettings = settings.files
         return cls(engram, files.folder(settings.home), format=files.format, group_by=files.group_by,
                    type_json=files.type_json, max_file_bytes=files.max_file_bytes,
                    max_forget_share=files.max_forget_share, session_folders=files.session_folders,
-                   database_agent=database_agent(engram, settings), create_folder=not reading)
+                   database_agent=database_agent(engram, settings),
+                   create_folder=not reading and not keeps_nothing(engram.store))
 
     # --- wiring ----------------------------------------------------------------------------
     def attach(self) -> Callable[[], None]:
@@ -333,7 +336,10 @@ class FileSync:
              progress: Callable[[str, int, int], None] | None = None) -> SyncReport:
         """One two-way pass over ``scopes`` (default: every scope in the database or the folder).
         ``progress(phase, done, total)`` counts the scope folders settled (``syncing``), and the
-        entries a folder brings that the database lacks as they are embedded (``embedding``)."""
+        entries a folder brings that the database lacks as they are embedded (``embedding``). With
+        memory off (a store that keeps nothing) the folder is not touched, and ``off`` says why."""
+        if keeps_nothing(self.engram.store):  # before the lock, which makes the folder's state files
+            return SyncReport(off=MEMORY_OFF)
         report = SyncReport()
         with self._lock, sync_state.locked(self.folder):
             self._read_layout()

@@ -61,7 +61,7 @@ import queue
 import re
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -93,6 +93,9 @@ _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]*$")  # a part named as it is: no
 MAX_PLAIN_NAME = 120  # characters of a file name without a digest (a key can be 386)
 DIGEST_CHARS = 12
 _PAGE = 500  # memories listed at a time
+# ``index_and_write``'s phases, as its ``progress`` hears them: the turns looked at, then the file.
+INDEXING = "indexing turns"
+WRITING = "writing the transcript"
 WORKER_CHECK_S = 0.5  # how often an undo waiting on the turn indexer checks that its worker still runs
 
 
@@ -216,13 +219,16 @@ def write(
 
 
 def index(
-    engram: Engram, session: str, messages: Sequence[Message], *, threshold: float = 0.0, last_only: bool = False
+    engram: Engram, session: str, messages: Sequence[Message], *, threshold: float = 0.0, last_only: bool = False,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[int, str]:
     """Store each substantive turn whose ``importance`` reaches ``threshold`` as a conversation
     memory (``last_only``: just the latest turn); returns {turn number in ``messages``: label}.
     The memory's turn number is the one ``_TurnNumbers`` gives: a turn already indexed keeps its
     memory, so indexing again changes nothing, even after compaction or trimming discarded the
-    turns before it.
+    turns before it. ``progress(phase, done, total)`` hears of each turn looked at (``INDEXING``):
+    each stored turn is its own write, so a stop mid-way keeps the turns before it, and indexing
+    again takes up the rest.
 
     Raises ``ValidationError`` from ``remember`` (e.g. a session id unusable in a key).
     """
@@ -232,7 +238,10 @@ def index(
     session = names[0]
     numbers = _TurnNumbers(engram, names)
     places = identities(all_turns)
-    for turn, place in list(zip(all_turns, places, strict=True))[-1:] if last_only else zip(all_turns, places, strict=True):
+    chosen = list(zip(all_turns, places, strict=True))[-1:] if last_only else list(zip(all_turns, places, strict=True))
+    for done, (turn, place) in enumerate(chosen):
+        if progress is not None:
+            progress(INDEXING, done, len(chosen))
         if not is_substantive(turn) or importance(turn) < threshold:
             continue
         content = f"User: {turn.user}\nAgent: {turn.agent}" if turn.agent else f"User: {turn.user}"
@@ -260,6 +269,8 @@ def index(
             importance=round(importance(turn), 3),
         )
         indexed[turn.number] = label(turn)
+    if progress is not None and chosen:
+        progress(INDEXING, len(chosen), len(chosen))
     return indexed
 
 
@@ -395,11 +406,15 @@ def _spellings(session: str) -> list[str]:
 
 
 def index_and_write(
-    engram: Engram, folder: Path, session: str, messages: Sequence[Message], *, threshold: float = 0.0
+    engram: Engram, folder: Path, session: str, messages: Sequence[Message], *, threshold: float = 0.0,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> Path:
     """Index the substantive turns (importance >= ``threshold``) into ``engram``'s agent's memory,
-    then write that agent's transcript with their ``[Indexed: …]`` markers."""
-    indexed = index(engram, session, messages, threshold=threshold)
+    then write that agent's transcript with their ``[Indexed: …]`` markers (``progress``: ``index``'s,
+    then ``WRITING``; the file is replaced whole, so a stop before then leaves the one there was)."""
+    indexed = index(engram, session, messages, threshold=threshold, progress=progress)
+    if progress is not None:
+        progress(WRITING, 0, 0)
     return write(folder, session, messages, {**already_indexed(engram, session, messages), **indexed},
                  agent=agent_of(engram))
 

@@ -14,8 +14,8 @@ imported is skipped by id, which makes a second run a no-op, and another agent i
 source gets its own copy. A memory that agent forgot since (``audit.forgotten_from``: the audit trail's
 record) is not stored again: a forget is on purpose, and a re-import of a newer export must not
 undo it (with ``lifecycle.audit`` off there is no record, and it comes back). A record marked
-``refresh`` (Zep's facts, which Zep closes and rewrites in place; mem0's memories, which mem0
-updates in place, when newer than the memory) updates the memory it finds with what the source
+``refresh`` (Zep's facts, which Zep closes and rewrites in place; mem0's and mcp-memory-service's
+memories, which they update in place, when newer than the memory) updates the memory it finds with what the source
 changed since (``_changes``); a forgotten one is left out all the same. A key
 another memory already holds in the same scope gets a ``-2``, ``-3``… suffix rather than being
 dropped. With ``keep_agents`` the source's users/agents become engram agents; without it (an HTTP
@@ -158,7 +158,7 @@ def apply_plan(engram: Engram, plan: Plan, *, keep_agents: bool = True, operator
     kept: list[Memory] = []
     for agent, target, memories, first, existing in held:
         kept += memories
-        changes = _refreshing(target, _changes(target, plan.kind, memories, first, existing, warnings))
+        changes = _refreshing(target, _changes(target, plan.entry or plan.kind, memories, first, existing, warnings))
         writes.append(_Write(agent, target, _unique_keys(target, [m for m in memories if m.id not in existing]),
                              changes))
     imported = updated = 0
@@ -435,7 +435,7 @@ def _memory(engram: Engram, record: Record, memory_id: str, plan: Plan, agent: s
                             exc.problem, exc.allowed) from None
     found = [*found, *in_metadata, *dated]
     if record.refresh:  # what this import brings, for the next one to tell it from an edit in engram (_changes)
-        metadata = with_imported(metadata, record, plan.kind, content)
+        metadata = with_imported(metadata, record, plan.entry or plan.kind, content)
     return Memory(
         id=memory_id, key=key, content=content, category=record.category, type=record.type,
         layer=layer_for_type(record.type), tags=record.tags, metadata=metadata,
@@ -581,7 +581,7 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
     the text the memory took from an import). A memory an import made before the digest was kept
     holds the import's text while it has no earlier version.
 
-    A record the source dates (``changed_at``: mem0's ``updated_at``) brings nothing unless it is
+    A record the source dates (``changed_at``: mem0's or mcp-memory-service's ``updated_at``) brings nothing unless it is
     newer than the memory (``newer_than``): importing the same export again, or an older one, changes
     nothing, and an edit in engram after the source's change is the latest word. A newer one also
     brings its tags (mem0's categories) in place of those the last import brought, kept at
@@ -628,7 +628,7 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
             for name, given in (("valid_from", record.valid_from), ("valid_until", record.valid_until)):
                 if given is not None and getattr(memory, name) != getattr(held, name):
                     fields[name] = getattr(memory, name)
-        # A source that dates its changes (mem0) changed the record after the memory's last change
+        # A source that dates its changes (mem0, mcp-memory-service) changed the record after the memory's last change
         # (in engram too): its tags (mem0's categories) are the latest word on the tags it brought,
         # a tag added in engram stays (refreshed_tags). Zep's are not dated, so its tags stay as they are.
         if record.changed_at is not None:

@@ -9,7 +9,7 @@ naming the place before anything is stored: an import is all or nothing.
 Records get ids derived from their source identity (``source_id``) and the agent they are imported
 into: the same agent importing the same source twice finds the same ids and skips them, which is
 what makes a second run a no-op, while another agent importing it gets its own copy. A record
-marked ``refresh`` (a source that changes its records in place: Zep, mem0) brings what changed to
+marked ``refresh`` (a source that changes its records in place: Zep, mem0, mcp-memory-service) brings what changed to
 the memory it finds instead of skipping it.
 """
 
@@ -148,6 +148,11 @@ class Plan:
     # Conversation key -> the title the source gives it (ChatGPT's and Claude.ai's conversations),
     # listed in the import's summary with what each gained.
     titles: dict[str, str] = field(default_factory=dict)
+    # The key of the source's own entry in each memory's metadata (``with_provenance``), where a
+    # ``refresh`` record's memory keeps what the last import brought (``apply.with_imported``): the
+    # kind itself unless the source's entry is spelled otherwise (mcp-memory-service's
+    # ``mcp_memory_service``, the kind being part of every record's id).
+    entry: str = ""
 
 
 def record_id(kind: str, source_id: str, created_at: float | None, agent: str | None = None) -> str:

@@ -8,7 +8,11 @@ under the same hash), and is kept, with the source machine, under ``metadata["mc
 own ``mcp_memory_service`` metadata is kept there as ``metadata["mcp_memory_service"]["own"]``, with
 a warning); tags (a list, or its comma-separated text) and the memory type carry over; the float
 times are kept (the ISO ones are used when the floats are missing). An ``agent_id`` names the
-engram agent.
+engram agent. The service updates a memory's tags and metadata in place, under the same hash, with
+a later ``updated_at``: every record is marked ``refresh``, dated by it (else ``created_at``), so a
+re-import of a later export brings the new tags (a tag added in engram stays) and metadata to the
+memory, as mem0's updates are brought, unless it changed in engram after the service's change
+(``apply._changes``); the same or an older export changes nothing.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from engram.importers.base import (
 )
 
 KIND = "mcp-memory-service"
+ENTRY = "mcp_memory_service"  # the memory's metadata entry holding the service's hash (``with_provenance``)
 
 
 def looks_like(data: Any) -> bool:
@@ -50,7 +55,7 @@ def read(text: str) -> Plan:
     if not looks_like(data):
         raise fail("document", "no export_metadata and memories list", '{"export_metadata": {...}, "memories": [...]}')
     machine = data["export_metadata"].get("source_machine")
-    plan = Plan(KIND, "mcp-memory-service")
+    plan = Plan(KIND, "mcp-memory-service", entry=ENTRY)
     for i, item in enumerate(data["memories"]):
         where = f"memories[{i}]"
         if not isinstance(item, Mapping):
@@ -74,7 +79,7 @@ def read(text: str) -> Plan:
             source_id=content_hash, where=where, content=content,
             type=type_word(item.get("memory_type"), "learned"),
             tags=tags(item.get("tags"), f"{where}.tags"),
-            metadata=with_provenance(metadata(item.get("metadata"), f"{where}.metadata"), "mcp_memory_service",
+            metadata=with_provenance(metadata(item.get("metadata"), f"{where}.metadata"), ENTRY,
                                      {k: v for k, v in kept.items() if v is not None}, where, plan.warnings),
             created_at=created, updated_at=updated,
             agent=agent_name(item.get("agent_id"), f"{where}.agent_id", "agent"),
@@ -84,5 +89,10 @@ def read(text: str) -> Plan:
             # preserve_timestamps=False), and a re-import of that export must find what the first made.
             time_in_id=False,
             fields={"key": ".content", **named},  # the key is made from the text
+            # The service changes a memory's tags, type and metadata in place under its hash, and
+            # dates the change (its update_memory_metadata sets updated_at): a later export brings
+            # the tags and metadata to the memory an earlier import made, as mem0's updates are
+            # brought (apply._changes: not when the memory changed in engram after the service did).
+            refresh=True, changed_at=updated if updated is not None else created,
         ))
     return plan

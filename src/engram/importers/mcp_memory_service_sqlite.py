@@ -14,7 +14,9 @@ the two memories it names, when both are imported (engram links carry no type).
 
 Each row that is not a tombstone becomes the memory the JSON export's item becomes
 (``mcp_memory_service.read``): the plan's kind is that reader's, so the same memory imported once
-from the export and once from the database is one memory, skipped the second time. Tombstones are
+from the export and once from the database is one memory, skipped the second time unless the
+service changed its tags or metadata since (a later ``updated_at``): then they are brought to it,
+as from a later export. Tombstones are
 counted in a warning, not imported: the service no longer shows them.
 """
 
@@ -41,7 +43,7 @@ _KEPT = ("superseded_by", "parent_id", "version", "confidence")
 def read(path: Path) -> Plan:
     """The plan of the mcp-memory-service database at ``path``; raises ``SnapshotError`` naming the
     table, row and column of a malformed value, before anything is imported."""
-    plan = Plan(mcp_memory_service.KIND, "mcp-memory-service")
+    plan = Plan(mcp_memory_service.KIND, "mcp-memory-service", entry=mcp_memory_service.ENTRY)
     deleted = 0
     with open_readonly(path) as conn:
         for where, row in rows(conn, "memories", _NEEDED, _OPTIONAL, kind=mcp_memory_service.KIND):
@@ -96,11 +98,13 @@ def _record(where: str, row: dict[str, Any], warnings: list[str]) -> Record:
         type=type_word(memory_type, "learned"),
         tags=tags(_tag_list(optional_text(row["tags"], f"{where}.tags")), f"{where}.tags"),
         metadata=with_provenance(metadata(optional_text(row["metadata"], f"{where}.metadata") or None, f"{where}.metadata"),
-                                 "mcp_memory_service", kept, where, warnings),
+                                 mcp_memory_service.ENTRY, kept, where, warnings),
         created_at=created, updated_at=updated,
         last_accessed=timestamp(seen, f"{where}.last_accessed") if seen else None,  # 0 or NULL: never
         id_field="content_hash", time_in_id=False,  # the hash alone, as the export's (mcp_memory_service.read)
         fields={"key": ".content", **named},  # the key is made from the text, as from the export's
+        # Changed in place under the hash, dated by updated_at: brought as the export's are.
+        refresh=True, changed_at=updated if updated is not None else created,
     )
 
 

@@ -91,7 +91,11 @@ def _print_report(report: SyncReport, as_json: bool) -> None:
             "conflicts": report.conflicts,
             "problems": [str(p) for p in report.problems],
             "backup": report.backup,
+            "off": report.off,
         })
+        return
+    if report.off:  # nothing done: a note on standard error, as `history show`'s when history is off
+        render.note_line(f"nothing synced: {report.off}")
         return
     render.console.print(f"files -> database: {report.db_created} created, {report.db_updated} updated, "
                          f"{report.db_forgotten} forgotten, {report.db_moved} moved")
@@ -144,6 +148,9 @@ def watch(
     with render.progress("syncing", quiet=st.as_json) as progress:  # the first pass takes in a whole folder
         first = _seen(syncer.sync(progress=progress), viewer, syncer)
     _print_report(first, st.as_json)
+    if first.off:  # no pass will do anything: nothing to watch for
+        syncer.detach()
+        return
     render.errors.print(f"watching {syncer.folder.root} (Ctrl-C to stop)")
 
     # The periodic pass finds a file it cannot read again each time: each problem is shown once.

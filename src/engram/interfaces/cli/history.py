@@ -213,7 +213,9 @@ def compact(
     from engram.root import compact_conversation
 
     st = state(ctx)
-    result = compact_conversation(st.engram(), st.settings(), key, force=force)
+    # Opened as a read: an agent with no database yet (a new home) has no conversation to compact,
+    # and the empty engine says so without making one; else it is ``engram()``'s.
+    result = compact_conversation(st.reading_engram(), st.settings(), key, force=force)
     if st.as_json:
         render.emit_json({"compacted": result.compacted, "emergency": result.emergency, "kept": len(result.kept),
                           "discarded": len(result.discarded), "summary": result.summary,
@@ -242,10 +244,14 @@ def transcript(
     engram = st.engram() if index else st.reading_engram()  # --index stores memories: only then a write
     settings = st.settings()
     folder = settings.transcripts_folder()  # asked for: written even for an encrypted store
-    messages = engram.history.all(key)
     threshold = settings.history.transcript_importance_threshold
-    path = (transcripts.index_and_write(engram, folder, key, messages, threshold=threshold) if index
-            else transcripts.write_as_indexed(engram, folder, key, messages))
+    # A long conversation's turns take a while to index: a bar, and a Ctrl-C says how far it got
+    # (the file is replaced whole: until then the one there was stays).
+    with render.progress("reading the conversation", quiet=st.as_json) as progress:
+        messages = engram.history.all(key)
+        progress(transcripts.INDEXING if index else transcripts.WRITING, 0, 0)
+        path = (transcripts.index_and_write(engram, folder, key, messages, threshold=threshold, progress=progress)
+                if index else transcripts.write_as_indexed(engram, folder, key, messages))
     note_written_on_request(settings, [path])  # asked for: not a plain copy to warn about at each start
     if st.as_json:
         render.emit_json({"key": key, "path": str(path), "messages": len(messages), "indexed": index})

@@ -363,13 +363,19 @@ def forget(
 
     one_selector("forget", {"ref": ref, "--key": key, "--query": query, "--tag": tag, "--older-than": older_than})
     st = state(ctx)
-    engram = st.reading_engram() if dry_run else st.engram()  # a dry run makes no agent's database (one per agent)
+    # Opened as a read: with no database yet (a new home, or an agent without one of its own) there is
+    # nothing to forget, and the empty engine says so without making one; else it is ``engram()``'s.
+    engram = st.reading_engram()
     one = None if ref is None and key is None else _one_memory(engram, "forget", ref, key)
-    removed = engram.forget(
-        one, query=query, tag=tag,
-        older_than_s=parsing.duration(older_than, "--older-than"),
-        filters=Filters(category=category), dry_run=dry_run, reason=reason, erase=erase, scope=scope,
-    )
+    older_than_s = parsing.duration(older_than, "--older-than")
+    # A bulk forget of thousands takes seconds: a Ctrl-C says which step it stopped (the engine's
+    # steps say whether the memories were gone by then).
+    with render.progress("finding what to forget", quiet=st.as_json) as progress:
+        removed = engram.forget(
+            one, query=query, tag=tag, older_than_s=older_than_s,
+            filters=Filters(category=category), dry_run=dry_run, reason=reason, erase=erase, scope=scope,
+            progress=progress,
+        )
     from engram.interfaces import present
 
     if st.as_json:
@@ -385,7 +391,10 @@ def forget(
             # Said before the table, which rich builds whole before printing (18,000 rows: 40 s of
             # silence, the forget long done): a Ctrl-C meanwhile left no word of what was removed.
             render.note_line(f"{verb} {counted(len(removed), 'memory')}; listing them")
-        render.memories_table(removed, title=verb)
+        # A Ctrl-C while the table is drawn said nothing (exit 130): that it stopped the listing, not the forget.
+        listed = counted(len(removed), "forgotten memory") if verb == "forgot" else f"{counted(len(removed), 'memory')} it {verb}"
+        with render.progress(f"listing the {listed}", quiet=True):
+            render.memories_table(removed, title=verb)
     else:
         render.note_line("nothing to forget")
 
