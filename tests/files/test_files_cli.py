@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -180,3 +184,52 @@ def test_cli_sync_with_memory_off_leaves_the_folder_as_it_is(tmp_path: Path) -> 
     (new / "config.toml").write_text('backend = "disabled"\n')
     assert run_cli(new, "sync").stderr.startswith("nothing synced: memory is off")
     assert sorted(p.name for p in new.iterdir()) == ["config.toml"]
+
+
+def _editor(tmp_path: Path, name: str, body: str) -> str:
+    """A real editor for ``--edit``: a Python script the CLI runs on its temporary file; the EDITOR value running it."""
+    script = tmp_path / name
+    script.write_text(f"import sys\nfrom pathlib import Path\nargs = sys.argv[1:]\n{body}\n", encoding="utf-8")
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
+
+
+def _merge_editing(home: Path, ref: str, editor: str) -> subprocess.CompletedProcess[str]:
+    """``engram conflicts resolve REF --take merge --edit`` as a process with EDITOR ``editor`` (VISUAL unset)."""
+    env = {**os.environ, "ENGRAM_EMBEDDINGS__PROVIDER": "none", "EDITOR": editor}
+    for name in ("VISUAL", "ENGRAM_CONFIG", "ENGRAM_BACKEND", "ENGRAM_PATH", "ENGRAM_AGENT", "ENGRAM_DATABASE_URL"):
+        env.pop(name, None)
+    return subprocess.run([sys.executable, "-m", "engram", "--home", str(home), "conflicts", "resolve", ref, "--take",
+                           "merge", "--edit"], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_cli_merge_edit_runs_the_editor_and_keeps_what_it_wrote(tmp_path: Path) -> None:
+    """``--take merge --edit`` crashed (``typer.edit`` is gone from Typer 0.29). The text is written in
+    $EDITOR, a command with arguments ("code --wait") too, read back as written but for the # lines;
+    an editor that fails, cannot be started, or leaves nothing changes nothing and exits 2."""
+    home = tmp_path / "home"
+    _both_changed(home, "file side")
+    [listed] = json.loads(_run(home, "--json", "conflicts"))
+    # An editor that fails (exit 1) after writing: refused on --edit, memory and conflict as they were.
+    done = _merge_editing(home, listed["id"], _editor(tmp_path, "fail.py", "Path(args[-1]).write_text('half')\nsys.exit(1)"))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "--edit: $EDITOR" in done.stderr and "exited with status 1" in done.stderr
+    assert json.loads(_run(home, "--json", "get", "k"))["content"] == "database side"
+    assert [c["id"] for c in json.loads(_run(home, "--json", "conflicts"))] == [listed["id"]]
+    # An editor not found is named.
+    done = _merge_editing(home, listed["id"], str(tmp_path / "no-such-editor"))
+    assert done.returncode == 2 and "--edit: cannot start $EDITOR" in done.stderr, done.stdout + done.stderr
+    # Leaving only the # lines is the merge without text, naming --content and --edit.
+    keep_comments = "p = Path(args[-1])\np.write_text(''.join(x for x in p.read_text().splitlines(True) if x[:1] == '#'))"
+    done = _merge_editing(home, listed["id"], _editor(tmp_path, "empty.py", keep_comments))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "--content: a merge needs the merged text (allowed: --content TEXT, or --edit" in done.stderr
+    assert json.loads(_run(home, "--json", "get", "k"))["content"] == "database side"
+    # An editor given with an argument, which sees both sides and writes the merge in place (its
+    # argument lands in the text; non-ASCII and a CRLF kept as written, the # line dropped).
+    merging = _editor(tmp_path, "merge.py", "p = Path(args[-1])\nseen = p.read_text(encoding='utf-8')\n"
+                      "assert 'database side' in seen and '# file side' in seen, seen\n"
+                      "p.write_bytes(f'{args[0]}: both \u2014 \u00e9\\r\\n# a note\\nsecond line\\n'.encode())")
+    done = _merge_editing(home, listed["id"], f"{merging} --wait")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(_run(home, "--json", "get", "k"))["content"] == "--wait: both \u2014 \u00e9\r\nsecond line"
+    assert json.loads(_run(home, "--json", "conflicts")) == []

@@ -224,7 +224,7 @@ def resolve(
     ref: str = typer.Argument(..., help="Entry id (or a prefix of it) or the .conflict path."),
     take: str = typer.Option("db", "--take", help="db (keep the database version), file, or merge."),
     content: str | None = typer.Option(None, "--content", help="The merged text (with --take merge)."),
-    edit: bool = typer.Option(False, "--edit", help="Write the merged text in $EDITOR (with --take merge)."),
+    edit: bool = typer.Option(False, "--edit", help="Write the merged text in $VISUAL, else $EDITOR, else vi (--take merge)."),
     all_agents: bool = typer.Option(False, "--all-agents", help=_ALL_AGENTS_HELP),
 ) -> None:
     """Resolve one conflict by choosing a side or merging. Run as an agent, never one kept in another
@@ -244,8 +244,13 @@ def resolve(
         db = conflict_files.may_settle(syncer.engram, syncer.folder, conflict, take, viewer=viewer, layout=syncer.layout)
         both = (f"{db.content if db else ''}\n\n# file version (lines starting with # are dropped):\n"
                 + "\n".join(f"# {line}" for e in conflict.entries for line in e.content.splitlines()))
-        edited = typer.edit(both)
-        content = "\n".join(line for line in (edited or "").splitlines() if not line.startswith("#")).strip()
+        from engram.interfaces.cli.editor import edit_text
+
+        # The text as written, line endings included, but for the # lines and the line breaks around
+        # it (the template's blank line, the editor's final newline); nothing left is the engine's
+        # refusal below, naming --content and --edit.
+        edited = edit_text(both)
+        content = "\n".join(line for line in edited.split("\n") if not line.startswith("#")).strip("\r\n")
     # The engine refuses a merge without text on its field ``content``, saying what it wants in its
     # own words ("the content to keep"); this door takes that text by either option, and says so.
     from engram.interfaces import present
