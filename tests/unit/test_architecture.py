@@ -17,6 +17,7 @@ ENVIRONMENT_READERS = {
     "embed/local.py": "sets HF_HUB_OFFLINE so the bundled model never reaches a hub",
     "llm/__init__.py": "a chat provider's usual API key variable, as a fallback",
     "provider_keys.py": "the one table of paid services' usual key variables, read as fallbacks",
+    "interfaces/cli/editor.py": "VISUAL and EDITOR, the editor --edit starts, as git reads them",
     "interfaces/cli/render.py": "COLUMNS, the width a script asks of tables sent to a pipe (rich reads it too)",
     "interfaces/mcp/install.py": "%APPDATA%, where a desktop client keeps its config on Windows",
     "temporal/reader.py": "TZ, the machine's time zone, for reading relative dates",
