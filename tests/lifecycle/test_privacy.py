@@ -11,6 +11,9 @@ from engram.privacy import PiiPolicy, detect, iban_valid, luhn_valid, redact
 CASES = [
     # text, expected findings as (kind, text)
     ("write to jane.doe+work@example.co.uk today", [("email", "jane.doe+work@example.co.uk")]),
+    # The longest local part and domain label the RFCs allow (64, 63) are still found whole: the bounds
+    # keep a long run without an "@" (an image's base64 in a message) from being scanned once per word.
+    (f"to {'x' * 64}@{'d' * 63}.example.com!", [("email", f"{'x' * 64}@{'d' * 63}.example.com")]),
     ("call +44 20 7946 0958 after lunch", [("phone", "+44 20 7946 0958")]),
     ("office (555) 123-4567", [("phone", "(555) 123-4567")]),
     ("mobile 555.123.4567", [("phone", "555.123.4567")]),
