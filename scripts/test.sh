@@ -80,26 +80,34 @@ fi
 if [ "$run_crewai" = 1 ]; then
     scripts/bootstrap.sh "dev-crewai" crewai
 fi
+# A pass over its whole list runs on every core (pytest-xdist): most of a test's time is spent in a
+# subprocess or a server it waits on, so one pytest process left a core idle (a full run on two cores
+# took 86 minutes). A run given pytest arguments is as given: add -n auto to it for the same.
+parallel=(-n auto)
 failed=()
 if [ "$run_main" = 1 ]; then
     # A full run leaves out the CrewAI tests (CrewAI is not installed in .venv; the CrewAI pass runs them).
     main_args=("$@")
-    if [ "$#" -eq 0 ]; then main_args=(--ignore=tests/integrations/test_crewai.py); fi
+    if [ "$#" -eq 0 ]; then main_args=("${parallel[@]}" --ignore=tests/integrations/test_crewai.py); fi
     .venv/bin/python -m pytest "${main_args[@]}" || failed+=("the main pass (requirements/lock.txt, .venv)")
 fi
 # A pass in a venv of its own: its list of tests, or, run alone, the arguments given instead.
-side_pass() {  # side_pass LABEL VENV LOCK TESTS_ARRAY_NAME [pytest arguments]
-    local label="$1" venv="$2" lock="$3"
+# Its list runs on every core where the venv has pytest-xdist (not the CrewAI one: its ~80 tests take a minute).
+side_pass() {  # side_pass LABEL VENV LOCK TESTS_ARRAY_NAME ON_EVERY_CORE(0|1) [pytest arguments]
+    local label="$1" venv="$2" lock="$3" every_core="$5"
     local -n tests="$4"
-    shift 4
+    shift 5
     local args=("$@")
-    if [ "$run_main" = 1 ] || [ "$#" -eq 0 ]; then args=("${tests[@]}"); fi
+    if [ "$run_main" = 1 ] || [ "$#" -eq 0 ]; then
+        args=("${tests[@]}")
+        if [ "$every_core" = 1 ]; then args=("${parallel[@]}" "${args[@]}"); fi
+    fi
     echo "engram: the $label pass ($lock, $venv): pytest ${args[*]}" >&2
     # No cache provider: --lf and --ff keep following the main pass.
     "$venv/bin/python" -m pytest -p no:cacheprovider "${args[@]}" || failed+=("the $label pass ($lock, $venv)")
 }
-if [ "$run_newest" = 1 ]; then side_pass newest .venv-newest requirements/lock-newest.txt NEWEST_TESTS "$@"; fi
-if [ "$run_crewai" = 1 ]; then side_pass CrewAI .venv-crewai requirements/lock-crewai.txt CREWAI_TESTS "$@"; fi
+if [ "$run_newest" = 1 ]; then side_pass newest .venv-newest requirements/lock-newest.txt NEWEST_TESTS 1 "$@"; fi
+if [ "$run_crewai" = 1 ]; then side_pass CrewAI .venv-crewai requirements/lock-crewai.txt CREWAI_TESTS 0 "$@"; fi
 if [ "${#failed[@]}" -gt 0 ]; then
     printf 'engram: failed: %s\n' "${failed[@]}" >&2
     exit 1
