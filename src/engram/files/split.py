@@ -10,6 +10,7 @@ deletion. Nothing written is ever larger than what reading accepts.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 
 from .document import Document, Format
@@ -94,14 +95,8 @@ def _to_move(doc: Document, ids: list[str], limit: int) -> int:
         trial.remove_all(ids[len(ids) - count:])
         return size(trial) <= limit
 
-    too_few, enough = 0, len(ids)  # none moved does not fit (the caller checked)
-    while enough - too_few > 1:
-        middle = (too_few + enough) // 2
-        if fits(middle):
-            enough = middle
-        else:
-            too_few = middle
-    return enough
+    # The fewest that fit (fits is False up to some count, True from it); all when none does.
+    return min(bisect.bisect_left(range(1, len(ids) + 1), True, key=fits) + 1, len(ids))
 
 
 def _has_entries(doc: Document, fmt: Format, rel: str, max_content_chars: int) -> bool:
