@@ -58,7 +58,7 @@ from engram.history.settings import HistorySettings
 from engram.interfaces.settings import ServerSettings
 from engram.lifecycle.settings import LifecycleSettings
 from engram.llm.settings import LLMSettings
-from engram.model import make_scope
+from engram.model import make_scope, range_words
 from engram.privacy import PrivacySettings
 from engram.settings_section import SettingsSection
 from engram.store.index_settings import FullTextSettings, VectorIndexSettings
@@ -558,28 +558,11 @@ def _out_of_range(error: Any) -> Any:
         elif getattr(rule, "lt", None) is not None:
             high, high_strict = rule.lt, True
     whole = int in (field.annotation, *get_args(field.annotation))
-    allowed = _range_words(low, low_strict, high, high_strict, whole)
+    allowed = range_words(low, high, whole=whole, low_strict=low_strict, high_strict=high_strict)
     value = error.get("input")
     # A variable's "-1" is the number the user wrote, not text: shown as they wrote it.
     shown = value.strip() if isinstance(value, str) else jsondoc.shown(value)
     return {**error, "ctx": {"problem": f"{shown} is out of range", "allowed": allowed}}
-
-
-def _range_words(low: float | None, low_strict: bool, high: float | None, high_strict: bool, whole: bool) -> str:
-    """What a setting bounded by ``low`` and ``high`` takes, as ``model.parse_integer`` (``1 to
-    100``, ``0 or more``) and ``interfaces.bounds`` (``a number from 0 to 1``) word it."""
-    def bound(number: float) -> str:  # (an int whole: busy_timeout_ms's 2147483647, not 2.14748e+09)
-        return str(number) if isinstance(number, int) else f"{number:g}"
-
-    kind = "" if whole else "a number "
-    if low is not None and high is not None and not (low_strict or high_strict):
-        return f"{bound(low)} to {bound(high)}" if whole else f"a number from {bound(low)} to {bound(high)}"
-    parts = []
-    if low is not None:
-        parts.append(f"more than {bound(low)}" if low_strict else f"{bound(low)} or more")
-    if high is not None:
-        parts.append(f"less than {bound(high)}" if high_strict else f"at most {bound(high)}")
-    return kind.rstrip() + (", " if kind else "") + " and ".join(parts)
 
 
 def _field_at(loc: tuple[str | int, ...]) -> Any:

@@ -14,7 +14,15 @@ from pydantic import AfterValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from engram.errors import ValidationError
-from engram.model import MAX_LINK_DEPTH, MAX_LIST_LIMIT, MAX_OFFSET, MAX_RECALL_LIMIT, parse_integer, parse_number
+from engram.model import (
+    MAX_LINK_DEPTH,
+    MAX_LIST_LIMIT,
+    MAX_OFFSET,
+    MAX_RECALL_LIMIT,
+    parse_integer,
+    parse_number,
+    range_words,
+)
 
 
 def _checked(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -38,7 +46,7 @@ def _bounds(low: float, high: float | None) -> dict[str, float]:
 def bounded_number(low: float, high: float | None = None) -> Any:
     """A number from ``low`` to ``high`` (no bound when None); NaN and the infinities are refused
     naming the range, as a value out of it is."""
-    allowed = f"a number from {low:g} to {high:g}" if high is not None else f"a number, {low:g} or more"
+    allowed = range_words(low, high, whole=False)
     check = _checked(lambda value: parse_number(value, "", allowed, low, high))
     return Annotated[float, AfterValidator(check), WithJsonSchema({"type": "number", **_bounds(low, high)})]
 

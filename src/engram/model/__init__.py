@@ -99,6 +99,7 @@ from engram.model.values import (
     parse_ref,
     parse_relevance,
     parse_words,
+    range_words,
     usable_json,
     usable_text,
 )
@@ -161,6 +162,7 @@ __all__ = [
     "parse_id",
     "parse_importance",
     "parse_integer",
+    "range_words",
     "parse_key",
     "parse_layer",
     "parse_limit",

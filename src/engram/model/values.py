@@ -121,11 +121,29 @@ def is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
+def range_words(low: float | None, high: float | None, *, whole: bool, low_strict: bool = False,
+                high_strict: bool = False) -> str:
+    """What a value bounded by ``low`` and ``high`` (no bound when None; ``*_strict``: the bound
+    itself excluded) takes, in the words every refusal of a number out of range uses: ``1 to 100``
+    and ``0 or more`` for a whole number, ``a number from 0 to 1`` and ``a number, 0 or more`` else."""
+    def bound(number: float) -> str:  # (an int whole: busy_timeout_ms's 2147483647, not 2.14748e+09)
+        return str(number) if isinstance(number, int) else f"{number:g}"
+
+    if low is not None and high is not None and not (low_strict or high_strict):
+        return f"{bound(low)} to {bound(high)}" if whole else f"a number from {bound(low)} to {bound(high)}"
+    parts = []
+    if low is not None:
+        parts.append(f"more than {bound(low)}" if low_strict else f"{bound(low)} or more")
+    if high is not None:
+        parts.append(f"less than {bound(high)}" if high_strict else f"at most {bound(high)}")
+    return ("" if whole else "a number, ") + " and ".join(parts)
+
+
 def parse_integer(value: Any, field_name: str, low: int, high: int | None = None, *, allowed: str | None = None) -> int:
     """A whole number from ``low`` to ``high`` (no bound when None), as an int: an int, numpy's
     integers, or a float with nothing after the point (5.0); raises ``ValidationError`` naming the
     type for a value of another type (5.5, a bool, text), and ``allowed`` (default: the range)."""
-    allowed = allowed or (f"{low} or more" if high is None else f"{low} to {high}")
+    allowed = allowed or range_words(low, high, whole=True)
     if not is_number(value) or not (isinstance(value, numbers.Integral) or float(value).is_integer()):
         # (an ``allowed`` that already says "an integer ..." is not prefixed with it again)
         raise _wrong_type(field_name, value, allowed if allowed.startswith("an integer") else f"an integer, {allowed}")
