@@ -204,7 +204,7 @@ def _merge_editing(home: Path, ref: str, editor: str) -> subprocess.CompletedPro
 
 def test_cli_merge_edit_runs_the_editor_and_keeps_what_it_wrote(tmp_path: Path) -> None:
     """``--take merge --edit`` crashed (``typer.edit`` is gone from Typer 0.29). The text is written in
-    $EDITOR, a command with arguments ("code --wait") too, read back as written but for the # lines;
+    $EDITOR, a command with arguments ("code --wait") too, read back as written above the scissors line;
     an editor that fails, cannot be started, or leaves nothing changes nothing and exits 2."""
     home = tmp_path / "home"
     _both_changed(home, "file side")
@@ -218,18 +218,55 @@ def test_cli_merge_edit_runs_the_editor_and_keeps_what_it_wrote(tmp_path: Path) 
     # An editor not found is named.
     done = _merge_editing(home, listed["id"], str(tmp_path / "no-such-editor"))
     assert done.returncode == 2 and "--edit: cannot start $EDITOR" in done.stderr, done.stdout + done.stderr
-    # Leaving only the # lines is the merge without text, naming --content and --edit.
-    keep_comments = "p = Path(args[-1])\np.write_text(''.join(x for x in p.read_text().splitlines(True) if x[:1] == '#'))"
-    done = _merge_editing(home, listed["id"], _editor(tmp_path, "empty.py", keep_comments))
+    # Leaving nothing above the scissors line is the merge without text, naming --content and --edit.
+    cut_only = "p = Path(args[-1])\ntext = p.read_text()\np.write_text(text[text.index('# ---'):])"
+    done = _merge_editing(home, listed["id"], _editor(tmp_path, "empty.py", cut_only))
     assert done.returncode == 2, done.stdout + done.stderr
     assert "--content: a merge needs the merged text (allowed: --content TEXT, or --edit" in done.stderr
     assert json.loads(_run(home, "--json", "get", "k"))["content"] == "database side"
-    # An editor given with an argument, which sees both sides and writes the merge in place (its
-    # argument lands in the text; non-ASCII and a CRLF kept as written, the # line dropped).
+    # An editor given with an argument, which sees both sides and writes the merge above the cut
+    # (its argument lands in the text; non-ASCII, a CRLF and a # line kept as written).
     merging = _editor(tmp_path, "merge.py", "p = Path(args[-1])\nseen = p.read_text(encoding='utf-8')\n"
-                      "assert 'database side' in seen and '# file side' in seen, seen\n"
-                      "p.write_bytes(f'{args[0]}: both \u2014 \u00e9\\r\\n# a note\\nsecond line\\n'.encode())")
+                      "assert seen.startswith('database side\\n') and '\\nfile side\\n' in seen, seen\n"
+                      "below = seen[seen.index('# ---'):]\n"
+                      "p.write_bytes(f'{args[0]}: both \u2014 \u00e9\\r\\n# a note\\nsecond line\\n\\n{below}'.encode())")
     done = _merge_editing(home, listed["id"], f"{merging} --wait")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert json.loads(_run(home, "--json", "get", "k"))["content"] == "--wait: both \u2014 \u00e9\r\nsecond line"
+    assert json.loads(_run(home, "--json", "get", "k"))["content"] == "--wait: both \u2014 \u00e9\r\n# a note\nsecond line"
+    assert json.loads(_run(home, "--json", "conflicts")) == []
+
+
+def test_cli_merge_edit_keeps_the_hash_lines_of_either_side(tmp_path: Path) -> None:
+    """Every line starting with # was dropped from the edited merge, the template's and the memory's
+    alike: a database side with a markdown heading ("# Plan") lost it. The draft is cut at git's
+    scissors line instead; everything above it is kept byte for byte, a side's own scissors line too."""
+    home = tmp_path / "home"
+    scissors = "# ------------------------ >8 ------------------------"
+    database_side = f"# Plan\n## Steps\n{scissors}\n- ship it"
+    _run(home, "remember", "original", "--key", "k", "--tags", "notes")
+    notes = home / "memory/agents/default/notes.md"
+    notes.write_text(notes.read_text().replace("- original (", "- # Heading of the file side ("), encoding="utf-8")
+    _run(home, "remember", database_side, "--key", "k", "--tags", "notes")
+    [listed] = json.loads(_run(home, "--json", "conflicts"))
+    assert listed["file_version"] == ["# Heading of the file side"]
+    # Saved as opened, with the CRLF line endings some editors write: the database side, # lines and
+    # its own scissors line kept (the draft's is longer), the file's version below the cut dropped.
+    as_opened = _editor(tmp_path, "crlf.py", "p = Path(args[-1])\ntext = p.read_bytes()\n"
+                        "assert b'\\n\\n# ' + b'-' * 24 + b' >8 ' + b'-' * 24 + b' >8\\n# Do not' in text, text\n"
+                        "assert b'\\n# Heading of the file side\\n' in text, text\n"
+                        "p.write_bytes(text.replace(b'\\n', b'\\r\\n'))")
+    done = _merge_editing(home, listed["id"], as_opened)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(_run(home, "--json", "get", "k"))["content"] == database_side.replace("\n", "\r\n")
+    # The file's version copied up above the cut comes in as it was, its # line with it.
+    _run(home, "remember", "original", "--key", "j", "--tags", "plans")
+    plans = home / "memory/agents/default/plans.md"
+    plans.write_text(plans.read_text().replace("- original (", "- # From the file ("), encoding="utf-8")
+    _run(home, "remember", "# Plan", "--key", "j", "--tags", "plans")
+    [listed] = json.loads(_run(home, "--json", "conflicts"))
+    copy_up = _editor(tmp_path, "copy.py", "p = Path(args[-1])\nlines = p.read_text().split('\\n')\n"
+                      "p.write_text('\\n'.join([lines[0], lines[lines.index('# From the file')], '', *lines[1:]]))")
+    done = _merge_editing(home, listed["id"], copy_up)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(_run(home, "--json", "get", "j"))["content"] == "# Plan\n# From the file"
     assert json.loads(_run(home, "--json", "conflicts")) == []

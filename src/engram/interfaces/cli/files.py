@@ -242,15 +242,13 @@ def resolve(
     conflict = conflict_files.find(found, ref, viewer=viewer, layout=syncer.layout)
     if take == "merge" and content is None and edit:
         db = conflict_files.may_settle(syncer.engram, syncer.folder, conflict, take, viewer=viewer, layout=syncer.layout)
-        both = (f"{db.content if db else ''}\n\n# file version (lines starting with # are dropped):\n"
-                + "\n".join(f"# {line}" for e in conflict.entries for line in e.content.splitlines()))
+        from engram.files.merge_draft import merge_draft
         from engram.interfaces.cli.editor import edit_text
 
-        # The text as written, line endings included, but for the # lines and the line breaks around
-        # it (the template's blank line, the editor's final newline); nothing left is the engine's
-        # refusal below, naming --content and --edit.
-        edited = edit_text(both)
-        content = "\n".join(line for line in edited.split("\n") if not line.startswith("#")).strip("\r\n")
+        # What is written above the draft's scissors line (``merge_draft``); nothing there is the
+        # engine's refusal below, naming --content and --edit.
+        draft = merge_draft(db, conflict)
+        content = draft.merged(edit_text(draft.text))
     # The engine refuses a merge without text on its field ``content``, saying what it wants in its
     # own words ("the content to keep"); this door takes that text by either option, and says so.
     from engram.interfaces import present
