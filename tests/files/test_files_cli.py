@@ -186,6 +186,44 @@ def test_cli_sync_with_memory_off_leaves_the_folder_as_it_is(tmp_path: Path) -> 
     assert sorted(p.name for p in new.iterdir()) == ["config.toml"]
 
 
+def test_cli_conflicts_with_memory_off_leave_the_folder_as_it_is(tmp_path: Path) -> None:
+    """With memory turned off, `engram conflicts` listed the kept conflicts against a database side
+    "(forgotten)", and `conflicts resolve` settled them into a store that keeps nothing: `--take
+    file` and `--take merge` said "applied" and deleted the .conflict file, the file's version lost
+    with it. Both now leave the folder as `sync` does and say that memory is off; the editor of
+    `--edit` is not started. Memory on again, the conflict is there to resolve."""
+    home = tmp_path / "home"
+    _both_changed(home, "file side")
+    [listed] = json.loads(_run(home, "--json", "conflicts"))
+    before = {p: p.read_bytes() for p in (home / "memory").rglob("*") if p.is_file()}
+    (home / "config.toml").write_text('backend = "disabled"\n')
+    shown = run_cli(home, "conflicts")
+    assert shown.stdout == "" and shown.stderr.startswith("no conflicts listed: memory is off (backend = disabled)"), shown
+    as_json = run_cli(home, "--json", "conflicts")
+    assert json.loads(as_json.stdout) == [] and "memory is off" in as_json.stderr
+    marker = tmp_path / "editor-ran"
+    editor = _editor(tmp_path, "marks.py", f"Path({str(marker)!r}).write_text('ran')")
+    for take in (("db",), ("file",), ("merge", "--content", "merged"), ("merge", "--edit")):
+        done = run_cli(home, "conflicts", "resolve", listed["id"], "--take", *take, EDITOR=editor)
+        assert done.stdout == "" and done.stderr.startswith("nothing resolved: memory is off (backend = disabled)"), done
+    done = json.loads(run_cli(home, "--json", "conflicts", "resolve", listed["id"], "--take", "file").stdout)
+    assert done["resolved"] is None and done["off"].startswith("memory is off"), done
+    assert not marker.exists()
+    assert {p: p.read_bytes() for p in (home / "memory").rglob("*") if p.is_file()} == before
+    (home / "config.toml").unlink()
+    assert [c["id"] for c in json.loads(_run(home, "--json", "conflicts"))] == [listed["id"]]
+    resolved = json.loads(run_cli(home, "--json", "conflicts", "resolve", listed["id"], "--take", "file").stdout)
+    assert resolved == {"resolved": listed["id"], "done": "applied the file version", "off": None}
+    assert json.loads(_run(home, "--json", "get", "k"))["content"] == "file side"
+    # A new home with memory off: nothing made by either.
+    new = tmp_path / "new"
+    new.mkdir()
+    (new / "config.toml").write_text('backend = "disabled"\n')
+    run_cli(new, "conflicts")
+    run_cli(new, "conflicts", "resolve", "some-id", "--take", "file")
+    assert sorted(p.name for p in new.iterdir()) == ["config.toml"]
+
+
 def _editor(tmp_path: Path, name: str, body: str) -> str:
     """A real editor for ``--edit``: a Python script the CLI runs on its temporary file; the EDITOR value running it."""
     script = tmp_path / name

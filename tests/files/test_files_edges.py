@@ -284,3 +284,29 @@ def test_a_memory_md_in_a_scope_folder_is_reported_for_what_it_is(engram: Engram
     assert "another level" not in problem.message
     assert "MEMORY.md" in problem.message and "rename" in problem.message
     assert [m.content for m in engram.list()] == ["placed right"]
+
+
+def test_resolving_a_conflict_with_memory_off_keeps_the_file_version(tmp_path: Path) -> None:
+    """``conflicts.resolve`` on an engine whose memory is off (``backend = "disabled"``) applied the
+    file version to a store that keeps nothing and deleted the .conflict file: the version was lost.
+    It does nothing now and says why."""
+    from engram.files import conflicts
+    from engram.files.paths import Folder
+
+    home = tmp_path / "home"
+    with Engram.from_settings(home=home, files={"enabled": False}) as on:
+        sync = FileSync(on, home / "memory")
+        sync.attach()
+        on.remember("original", key="k", tags="notes")
+        notes = home / "memory/agents/default/notes.md"
+        notes.write_text(notes.read_text(encoding="utf-8").replace("- original (", "- file side ("), encoding="utf-8")
+        on.remember("database side", key="k", tags="notes")
+        sync.detach()
+        [kept] = conflicts.list_conflicts(sync.folder, sync.fmt, max_content_chars=8000)
+    with Engram.from_settings(home=home, backend="disabled", files={"enabled": False}) as off:
+        for take in ("db", "file", "merge"):
+            done = conflicts.resolve(off, Folder(home / "memory"), kept, take, "merged")  # type: ignore[arg-type]
+            assert done.startswith("nothing resolved: memory is off"), done
+    assert (home / "memory" / kept.path).is_file()
+    assert [c.entries[0].content for c in conflicts.list_conflicts(sync.folder, sync.fmt, max_content_chars=8000)] == [
+        "file side"]

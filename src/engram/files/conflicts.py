@@ -41,11 +41,13 @@ from typing import TYPE_CHECKING, Literal
 from engram import snapshot
 from engram.errors import NotFoundError, ValidationError
 from engram.model import Memory, MemoryFilter
+from engram.store.base import keeps_nothing
 
 from .document import Format
 from .entry import Entry, from_memory
 from .layout import Layout
 from .paths import Folder, PathRefused
+from .report import MEMORY_OFF
 
 if TYPE_CHECKING:
     from engram.engine import Engram
@@ -308,7 +310,10 @@ def resolve(engram: Engram, folder: Folder, conflict: Conflict, take: Literal["d
     """Settle a conflict through the engine; returns what was done. ``merge`` applies the file
     version's fields with ``merged_content``. ``viewer``: the agent whose view settles it (None:
     the operator's run). Raises ``ValidationError`` for a merge without text, and when ``viewer``
-    may not settle it (``may_settle``)."""
+    may not settle it (``may_settle``). With memory off (a store that keeps nothing) nothing is
+    done and the note says why: the file version applied there was lost with its ``.conflict`` file."""
+    if keeps_nothing(engram.store):
+        return f"nothing resolved: {MEMORY_OFF}"
     memory = may_settle(engram, folder, conflict, take, viewer=viewer, layout=layout)
     engram = database_of(engram, conflict, layout)
     if take == "db":

@@ -163,6 +163,13 @@ class FileSync:
             self._layout = layout.Layout(self._layout.sessions, owner)
             self._layout_read = True
 
+    @property
+    def off(self) -> str | None:
+        """Why this syncer leaves the folder alone (``MEMORY_OFF``: memory is off, a store that keeps
+        nothing), or None. Each command over the folder (a pass, the conflicts' listing and
+        resolving) asks it before reading the folder, so that all say the same and change nothing."""
+        return MEMORY_OFF if keeps_nothing(self.engram.store) else None
+
     def owns(self, scope: Scope) -> bool:
         """Whether ``scope``'s folder is this database's to sync (see ``database_agent``)."""
         return belongs(self.database_agent, scope)
@@ -338,8 +345,8 @@ class FileSync:
         ``progress(phase, done, total)`` counts the scope folders settled (``syncing``), and the
         entries a folder brings that the database lacks as they are embedded (``embedding``). With
         memory off (a store that keeps nothing) the folder is not touched, and ``off`` says why."""
-        if keeps_nothing(self.engram.store):  # before the lock, which makes the folder's state files
-            return SyncReport(off=MEMORY_OFF)
+        if self.off:  # before the lock, which makes the folder's state files
+            return SyncReport(off=self.off)
         report = SyncReport()
         with self._lock, sync_state.locked(self.folder):
             self._read_layout()

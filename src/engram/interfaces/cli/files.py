@@ -189,6 +189,11 @@ def conflicts(ctx: typer.Context, all_agents: bool = typer.Option(False, "--all-
     st = state(ctx)
     viewer = _viewer(st, all_agents)
     syncer = _conflicts_syncer(st, all_agents, reading=True)
+    if syncer.off:  # the folder left unread, as sync leaves it: its notes would be set against no memory
+        if st.as_json:
+            render.emit_json([])
+        render.note_line(f"no conflicts listed: {syncer.off}")
+        return
     from engram.files import conflicts as conflict_files
 
     found = conflict_files.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=syncer.max_content_chars,
@@ -236,6 +241,12 @@ def resolve(
     all_agents = all_agents or ctx.meta.get(_ALL_AGENTS_META, False)
     viewer = _viewer(st, all_agents)
     syncer = _conflicts_syncer(st, all_agents)
+    if syncer.off:  # nothing settled, the kept text left where it is, as sync leaves the folder
+        if st.as_json:
+            render.emit_json({"resolved": None, "done": None, "off": syncer.off})
+        else:
+            render.note_line(f"nothing resolved: {syncer.off}")
+        return
     from engram.files import conflicts as conflict_files
 
     found = conflict_files.list_conflicts(syncer.folder, syncer.fmt, max_content_chars=syncer.max_content_chars)
@@ -262,7 +273,7 @@ def resolve(
     settled.sync()
     _note_folder_asked_for(st, settled)
     if st.as_json:
-        render.emit_json({"resolved": conflict.entry_id, "done": done})
+        render.emit_json({"resolved": conflict.entry_id, "done": done, "off": None})
     else:
         render.console.print(f"{conflict.entry_id}: {done}")
 
