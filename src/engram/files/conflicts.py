@@ -41,13 +41,12 @@ from typing import TYPE_CHECKING, Literal
 from engram import snapshot
 from engram.errors import NotFoundError, ValidationError
 from engram.model import Memory, MemoryFilter
-from engram.store.base import keeps_nothing
 
 from .document import Format
 from .entry import Entry, from_memory
 from .layout import Layout
 from .paths import Folder, PathRefused
-from .report import MEMORY_OFF
+from .report import memory_off
 
 if TYPE_CHECKING:
     from engram.engine import Engram
@@ -312,8 +311,8 @@ def resolve(engram: Engram, folder: Folder, conflict: Conflict, take: Literal["d
     the operator's run). Raises ``ValidationError`` for a merge without text, and when ``viewer``
     may not settle it (``may_settle``). With memory off (a store that keeps nothing) nothing is
     done and the note says why: the file version applied there was lost with its ``.conflict`` file."""
-    if keeps_nothing(engram.store):
-        return f"nothing resolved: {MEMORY_OFF}"
+    if off := memory_off(engram):
+        return f"nothing resolved: {off}"
     memory = may_settle(engram, folder, conflict, take, viewer=viewer, layout=layout)
     engram = database_of(engram, conflict, layout)
     if take == "db":

@@ -10,16 +10,32 @@ named, as ``engram conflicts`` lists only the conflicts in its folders."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from engram.model import Scope
 
 from .entry import Problem
 from .layout import Layout
 
+if TYPE_CHECKING:
+    from engram.engine import Engram
+
 # Memory turned off (``backend = "disabled"``) keeps no memory: a pass would take the folder's entries
 # into nothing and write them back without their ids (a later sync, memory on again, then stored
 # each one a second time), so the folder is left as it is.
 MEMORY_OFF = "memory is off (backend = disabled): the memory folder is left as it is"
+
+
+def memory_off(engram: Engram) -> str | None:
+    """``MEMORY_OFF`` when ``engram``'s store keeps nothing because memory is off, else None: every
+    command over the folder (a pass, the conflicts' listing and resolving) asks it before reading
+    the folder, so all say the same and change nothing. An agent's engine with no database yet
+    (``agent_databases.not_made_yet``, a read's) keeps nothing too, but its memory is on: the
+    folder is there to read, and its first write makes the database."""
+    from engram.agent_databases import not_made_yet
+    from engram.store.base import keeps_nothing
+
+    return MEMORY_OFF if keeps_nothing(engram.store) and not not_made_yet(engram) else None
 
 
 @dataclass

@@ -47,7 +47,7 @@ from .links import PendingLink
 from .mirror import QuickPass
 from .paths import Folder
 from .reconcile import reconcile
-from .report import MEMORY_OFF, SyncReport
+from .report import SyncReport, memory_off
 from .scan import list_scope, scan, state_scopes
 from .settings import FilesSettings
 from .sides import DatabaseSide, FolderSide, belongs
@@ -165,10 +165,8 @@ class FileSync:
 
     @property
     def off(self) -> str | None:
-        """Why this syncer leaves the folder alone (``MEMORY_OFF``: memory is off, a store that keeps
-        nothing), or None. Each command over the folder (a pass, the conflicts' listing and
-        resolving) asks it before reading the folder, so that all say the same and change nothing."""
-        return MEMORY_OFF if keeps_nothing(self.engram.store) else None
+        """Why this syncer leaves the folder alone (``report.memory_off``: memory is off), or None."""
+        return memory_off(self.engram)
 
     def owns(self, scope: Scope) -> bool:
         """Whether ``scope``'s folder is this database's to sync (see ``database_agent``)."""
