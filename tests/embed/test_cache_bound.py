@@ -1,5 +1,6 @@
 """The embedding cache's file keeps at most ``max_entries`` rows (``embeddings.cache_max_entries``):
-the oldest written go, whichever process or model wrote them, on real SQLite files."""
+the oldest written go (or used: test_cache_recency.py), whichever process or model wrote them, on
+real SQLite files."""
 
 from __future__ import annotations
 
