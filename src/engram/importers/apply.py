@@ -50,6 +50,7 @@ from engram.model import (
     MAX_TAGS,
     TAGS_ALLOWED,
     Memory,
+    MemoryFilter,
     Message,
     Scope,
     WriteResult,
@@ -65,6 +66,7 @@ from engram.model.fields import CREATED_AT_LEEWAY_S
 from engram.store.base import ImportUpdate
 from engram.temporal.instants import record_times, shown_time
 from engram.text import counted
+from engram.where import Compare
 from engram.writes import PendingWrite, announce
 
 if TYPE_CHECKING:
@@ -258,7 +260,7 @@ def _key(record: Record, agents: dict[int, str]) -> RecordKey:
     return record.source_id, agents[id(record)]
 
 
-def _ids(engram: Engram, kind: str, records: list[Record],
+def _ids(engram: Engram, plan: Plan, records: list[Record],
          agents: dict[int, str]) -> tuple[dict[RecordKey, str], set[str]]:
     """Each record's memory id, by its source id and agent, and the ids of those that agent forgot.
     The id is derived from the source identity and the agent it joins, so only that agent's earlier
@@ -269,15 +271,21 @@ def _ids(engram: Engram, kind: str, records: list[Record],
     memory), or the id imports before 2026-11 gave (one for every agent), so re-runs skip them.
     When none of these is that agent's now and it forgot one of them, or the derived id
     (``audit.forgotten_from``, asked once for the whole plan), the record's id is among the forgotten:
-    a forget of a memory an old import or an engram export made counts too."""
+    a forget of a memory an old import or an engram export made counts too. A record whose id no
+    longer holds its time (``Record.kept_as``) that none of these ids finds is looked for by the
+    source id its memory keeps (``_kept_as``)."""
     ids: dict[RecordKey, str] = {}
     known: dict[RecordKey, list[str]] = {}
     for record in records:
         key = _key(record, agents)
-        candidates = imported_ids(kind, record, key[1])
+        candidates = imported_ids(plan.kind, record, key[1])
         known[key], ids[key] = candidates[:-1], candidates[-1]
     asked = {i for key, candidates in known.items() for i in (*candidates, ids[key])}
     held = {m.id: m.scope.agent for m in engram.store.get_many(list(asked))}
+    unfound = [(key, r) for r in records for key in [_key(r, agents)]
+               if r.kept_as and not any(i in held and held[i] == key[1] for i in (*known[key], ids[key]))]
+    for key, memory_id in _kept_as(engram, plan, unfound).items():
+        known[key], held[memory_id] = [memory_id, *known[key]], key[1]
     # Only what is not that agent's now can have been forgotten by it (a stored id is present).
     # Asked of the trail itself, not ``Engram.forgotten`` (this view's agent only): the import
     # writes into every agent its records join (``keep_agents``), so it asks about each of them.
@@ -293,6 +301,37 @@ def _ids(engram: Engram, kind: str, records: list[Record],
             # The record keeps its derived id (stored nowhere): an old id may be another agent's now.
             forgotten.add(ids[key])
     return ids, forgotten
+
+
+def _kept_as(engram: Engram, plan: Plan, records: list[tuple[RecordKey, Record]]) -> dict[RecordKey, str]:
+    """The memory each of ``records`` (by its key) an earlier import made, found by the source id
+    it keeps in the source's metadata entry (``metadata[entry][record.kept_as]``), in the record's
+    agent, of the plan's source: an import before a record's id stopped holding its time
+    (``imported_ids``' timed ids) gave an id holding the creation time then, which the source may
+    have moved since (sclaw replaces a fact without a time; mcp-memory-service's
+    ``preserve_timestamps=False``), so no id an import would give names it now. Asked of the store
+    as a metadata condition, once per agent and entry key for a chunk of source ids; a record
+    none of whose memories is there is left to be imported (the second copy it was before)."""
+    entry = plan.entry or plan.kind
+    wanted: dict[tuple[str, str], dict[str, RecordKey]] = {}
+    for key, record in records:
+        wanted.setdefault((key[1], record.kept_as or ""), {})[record.source_id] = key
+    found: dict[RecordKey, str] = {}
+    for (agent, kept_as), by_source in wanted.items():
+        sources = list(by_source)
+        for start in range(0, len(sources), _KEPT_AS_CHUNK):
+            chunk = tuple(sources[start:start + _KEPT_AS_CHUNK])
+            filt = MemoryFilter(scopes=(make_scope(agent, None),), where=Compare(entry, "in", chunk, within=(kept_as,)))
+            for memory in engram.store.list(filt, limit=len(chunk) * 2):
+                kept = memory.metadata.get(entry)
+                source_id = kept.get(kept_as) if isinstance(kept, Mapping) else None
+                if memory.source == plan.source and source_id in by_source:
+                    found.setdefault(by_source[source_id], memory.id)
+    return found
+
+
+# Source ids asked of the store at once by ``_kept_as``: well under SQLite's bound on a statement's parameters.
+_KEPT_AS_CHUNK = 400
 
 
 def imported_ids(kind: str, record: Record, agent: str) -> list[str]:
@@ -339,7 +378,7 @@ def _memories(engram: Engram, target: Engram, plan: Plan, records: list[Record],
     memories of these records only: with one database per agent, another agent's memory is in
     another file."""
     agents = {id(r): _agent(r, own, keep_agents) for r in records}
-    ids, forgotten = _ids(target, plan.kind, records, agents)
+    ids, forgotten = _ids(target, plan, records, agents)
     links = _links(plan, ids)
     out: dict[str, Memory] = {}
     first: dict[str, Record] = {}  # by memory id

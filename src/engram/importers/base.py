@@ -97,6 +97,11 @@ class Record:
     # its front matter): an edit of the file moves it, so the record's id is fixed by its source
     # identity alone, and a re-import of the edited note still finds what the first one stored.
     time_in_id: bool = True
+    # The key of the source's own metadata entry (``with_provenance``) that keeps ``source_id``
+    # (sclaw's ``id``, mcp-memory-service's ``content_hash``), for a record whose id no longer holds
+    # its time: a memory an earlier build imported under an id holding a creation time the source has
+    # moved since is found by it (``apply._ids``), not imported a second time. None: not looked up.
+    kept_as: str | None = None
     # Metadata keys the source's layout keeps at the top of a memory's metadata (mem0's ids, where its
     # facade reads them): a memory an earlier import made without them takes them on a re-run, newer
     # or not (``apply._changes``), so what an older build imported is found as a new import is.

@@ -88,6 +88,9 @@ def read(text: str) -> Plan:
             # may move a memory's creation under the same hash (its update_memory_metadata with
             # preserve_timestamps=False), and a re-import of that export must find what the first made.
             time_in_id=False,
+            # An earlier build's id held the creation time, which the service may have moved since:
+            # the memory it made is found by the hash it keeps (``apply._kept_as``).
+            kept_as="content_hash",
             fields={"key": ".content", **named},  # the key is made from the text
             # The service changes a memory's tags, type and metadata in place under its hash, and
             # dates the change (its update_memory_metadata sets updated_at): a later export brings
