@@ -133,7 +133,7 @@ def test_mem0_metadata_comes_back_from_engram_as_mem0_had_it(tmp_path: Path) -> 
     assert stored == {"source": "chat", "user_id": "alex", "mem0": {  # mem0's ids at the top, as the facade keeps them
         "id": original[0]["id"], "hash": original[0]["hash"], "user_id": "alex", "own": original[0]["metadata"]["mem0"],
         "imported_text_sha256": hashlib.sha256(original[0]["memory"].encode()).hexdigest(),
-        "imported_tags": original[0]["categories"]}}
+        "imported_tags": original[0]["categories"], "imported_keys": ["source", "user_id"]}}
     out = tmp_path / "mem0.json"
     run(home, "--agent", "alex", "export", str(out), "--format", "mem0")
     exported = {item["memory"]: item for item in json.loads(out.read_text(encoding="utf-8"))["results"]}

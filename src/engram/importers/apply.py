@@ -564,15 +564,35 @@ def _imported_tags(memory: Memory, kind: str) -> tuple[str, ...] | None:
     return tuple(found) if isinstance(found, list) and all(isinstance(t, str) for t in found) else None
 
 
+# Beside them, for a source that dates its changes: the metadata keys the last import brought (the
+# source's entry aside), so a refresh removes those the source no longer gives and keeps the ones a
+# person added in engram since (``_changes``). A memory imported before they were kept loses none.
+IMPORTED_KEYS = "imported_keys"
+
+
+def _imported_keys(memory: Memory, kind: str) -> tuple[str, ...] | None:
+    found = _entry_value(memory, kind, IMPORTED_KEYS)
+    return tuple(found) if isinstance(found, list) and all(isinstance(k, str) for k in found) else None
+
+
+def _entry_value(memory: Memory, kind: str, name: str) -> Any:
+    """What the source's entry of ``memory``'s metadata (``metadata[kind]``) holds under ``name``, or None."""
+    entry = memory.metadata.get(kind)
+    return entry.get(name) if isinstance(entry, Mapping) else None
+
+
 def with_imported(metadata: Mapping[str, Any], record: Record, kind: str, content: str) -> dict[str, Any]:
     """``metadata`` (the record's, as stored) with what importing ``record`` brings recorded in the
     source's entry, for the next import to tell it from a change made in engram (``_changes``): the
-    digest of ``content`` (its text as stored) and, for a source that dates its changes, its tags.
-    Every import of a ``refresh`` record writes it, a first one or a refresh: ``engram import`` here,
-    the mem0 facade's ``import_mem0`` when it brings a newer item itself, so either door reads what
-    the other wrote."""
+    digest of ``content`` (its text as stored) and, for a source that dates its changes, its tags
+    and metadata keys. Every import of a ``refresh`` record writes it, a first one or a refresh:
+    ``engram import`` here, the mem0 facade's ``import_mem0`` when it brings a newer item itself, so
+    either door reads what the other wrote."""
     metadata = _with_text(metadata, kind, _digest(content))
-    return _with_tags(metadata, kind, record.tags) if record.changed_at is not None else metadata
+    if record.changed_at is None:
+        return metadata
+    metadata = _with_tags(metadata, kind, record.tags)
+    return {**metadata, kind: {**metadata[kind], IMPORTED_KEYS: sorted(k for k in metadata if k != kind)}}
 
 
 def refreshed_tags(held: Memory, record: Record, brought: tuple[str, ...], kind: str) -> tuple[str, ...]:
@@ -624,7 +644,10 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
     newer than the memory (``newer_than``): importing the same export again, or an older one, changes
     nothing, and an edit in engram after the source's change is the latest word. A newer one also
     brings its tags (mem0's categories) in place of those the last import brought, kept at
-    ``metadata[kind][IMPORTED_TAGS]``: a tag added in engram since stays (``refreshed_tags``).
+    ``metadata[kind][IMPORTED_TAGS]``: a tag added in engram since stays (``refreshed_tags``); it
+    removes the metadata keys the last import brought (``IMPORTED_KEYS``) that it no longer gives, a
+    key added in engram staying; and its type, when the source's own type word changed
+    (``Record.type_kept_as``: mcp-memory-service's ``memory_type``).
 
     The record's metadata is the source's own record of it (Zep's ids and times at
     ``metadata["zep"]``, the digest included): when it differs from the memory's at those keys, the
@@ -661,7 +684,11 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
                     warnings.append(f"{record.where}: the source's new text not brought over: memory {held.key}'s "
                                     "was changed in engram since it was imported, and is kept (engram versions "
                                     f"{held.key} lists its earlier texts)")
-        metadata = {**held.metadata, **theirs}
+        # A key the last import brought that the newer record no longer gives was removed in the
+        # source (dated sources only, which record the keys they brought: ``IMPORTED_KEYS``); a key
+        # added in engram stays, as a tag does.
+        dropped = set(_imported_keys(held, kind) or ()) - set(memory.metadata) if record.changed_at is not None else set()
+        metadata = {**{k: v for k, v in held.metadata.items() if k not in dropped}, **theirs}
         if metadata != held.metadata:
             fields["metadata"] = metadata
             for name, given in (("valid_from", record.valid_from), ("valid_until", record.valid_until)):
@@ -671,6 +698,11 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
         # (in engram too): its tags (mem0's categories) are the latest word on the tags it brought,
         # a tag added in engram stays (refreshed_tags). Zep's are not dated, so its tags stay as they are.
         if record.changed_at is not None:
+            # Its type too, when the source changed it (the source's own type word, kept in its entry,
+            # differs): a type set in engram on a memory whose type the source left alone stays.
+            if record.type_kept_as and memory.type != held.type and (
+                    _entry_value(memory, kind, record.type_kept_as) != _entry_value(held, kind, record.type_kept_as)):
+                fields["type"] = memory.type
             tags = refreshed_tags(held, record, memory.tags, kind)
             if tags != held.tags:
                 fields["tags"] = tags

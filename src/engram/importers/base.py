@@ -102,6 +102,11 @@ class Record:
     # its time: a memory an earlier build imported under an id holding a creation time the source has
     # moved since is found by it (``apply._ids``), not imported a second time. None: not looked up.
     kept_as: str | None = None
+    # The key of the source's own metadata entry that keeps the source's type of the record
+    # (mcp-memory-service's ``memory_type``, which ``type`` is read from): a newer record whose type
+    # there differs from the one the memory keeps changed its type in the source, and a re-import
+    # brings the new ``type`` (``apply._changes``). None: the type is never brought by a re-import.
+    type_kept_as: str | None = None
     # Metadata keys the source's layout keeps at the top of a memory's metadata (mem0's ids, where its
     # facade reads them): a memory an earlier import made without them takes them on a re-run, newer
     # or not (``apply._changes``), so what an older build imported is found as a new import is.
