@@ -60,6 +60,7 @@ from engram.model import (
     make_scope,
     parse_content,
     parse_key,
+    parse_search_context,
     parse_short_text,
 )
 from engram.model.fields import CREATED_AT_LEEWAY_S
@@ -462,6 +463,7 @@ def _memory(engram: Engram, record: Record, memory_id: str, plan: Plan, agent: s
         # As ``remember`` reads it: a source's entity name of 300 characters was stored, and a
         # memory folder synced from the store could not be read back (it holds up to 200).
         related_entity = parse_short_text("related_entity", record.related_entity)
+        search_context = parse_search_context(record.search_context, engram.max_content_chars)
     except ValidationError as exc:
         raise SnapshotError(record.where + record.fields.get(exc.field, f".{exc.field}"), exc.problem,
                             exc.allowed) from None
@@ -478,7 +480,8 @@ def _memory(engram: Engram, record: Record, memory_id: str, plan: Plan, agent: s
     return Memory(
         id=memory_id, key=key, content=content, category=record.category, type=record.type,
         layer=layer_for_type(record.type), tags=record.tags, metadata=metadata,
-        importance=record.importance, related_entity=related_entity, source=plan.source, scope=scope,
+        importance=record.importance, related_entity=related_entity, search_context=search_context,
+        source=plan.source, scope=scope,
         created_at=created, updated_at=updated, last_accessed=record.last_accessed,
         valid_from=valid_from, valid_until=record.valid_until,
     ), found

@@ -60,6 +60,7 @@ class Record:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     importance: float = 0.5
     related_entity: str | None = None
+    search_context: str | None = None  # engram's own (its mem0 export carries it), never a source's
     created_at: float | None = None
     updated_at: float | None = None
     last_accessed: float | None = None
@@ -362,7 +363,9 @@ def split_provenance(stored: Mapping[str, Any], kind: str) -> tuple[dict[str, An
 def engram_fields(value: Any, where: str, places: Mapping[str, str] | None = None) -> dict[str, Any]:
     """What engram's own exports carry of a memory beside the source's fields (mem0's
     item entry ``engram``, a basic-memory note's front matter), checked: ``id``, ``key``,
-    ``category``, ``type``, ``importance`` and ``links`` (ids), those present. A malformed one is
+    ``category``, ``type``, ``importance``, ``links`` (ids), and the texts ``related_entity``,
+    ``search_context`` and ``source``, those present (the texts' bounds are checked where the
+    memory is made, as ``remember`` checks them). A malformed one is
     named ``where.name``, or by its place in ``places`` when the source spells it otherwise (a
     note's front matter holds the id as ``engram_id``)."""
     if value is None:
@@ -374,7 +377,7 @@ def engram_fields(value: Any, where: str, places: Mapping[str, str] | None = Non
         return (places or {}).get(name, f"{where}.{name}")
 
     out: dict[str, Any] = {}
-    for name in ("id", "key", "type"):
+    for name in ("id", "key", "type", "related_entity", "search_context", "source"):
         if value.get(name) is not None:
             out[name] = optional_text(value[name], place(name))
     links = value.get("links")
