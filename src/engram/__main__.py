@@ -1,5 +1,5 @@
 """``python -m engram`` runs the command line."""
 
-from engram.interfaces.cli.app import main
+from engram.interfaces.cli.start import main
 
 main()

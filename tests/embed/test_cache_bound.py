@@ -1,5 +1,6 @@
 """The embedding cache's file keeps at most ``max_entries`` rows (``embeddings.cache_max_entries``):
-the oldest written go, whichever process or model wrote them, on real SQLite files."""
+the oldest written go (or used: test_cache_recency.py), whichever process or model wrote them, on
+real SQLite files."""
 
 from __future__ import annotations
 
@@ -144,11 +145,12 @@ def test_the_setting_refuses_zero_and_below_naming_itself_and_where_it_was_set(
     isolated_home: Path, monkeypatch: pytest.MonkeyPatch, bad: str,
 ) -> None:
     monkeypatch.setenv("ENGRAM_EMBEDDINGS__CACHE_MAX_ENTRIES", bad)
-    with pytest.raises(ConfigError, match=rf"embeddings\.cache_max_entries: {bad} is out of range \(allowed: 1 to "
-                                          r"\d+\) \(from ENGRAM_EMBEDDINGS__CACHE_MAX_ENTRIES\)"):
+    # Its top (SQLite's largest integer) is no limit a person meets: "1 or more", not "1 to 9223372036854775807".
+    with pytest.raises(ConfigError, match=rf"embeddings\.cache_max_entries: {bad} is out of range \(allowed: 1 or more\) "
+                                          r"\(from ENGRAM_EMBEDDINGS__CACHE_MAX_ENTRIES\)"):
         load_settings()
     with pytest.raises(ConfigError, match=rf"embeddings\.cache_max_entries: {bad} is out of range "
-                                          r"\(allowed: 1 to \d+\) \(from an argument\)"):
+                                          r"\(allowed: 1 or more\) \(from an argument\)"):
         load_settings(embeddings={"cache_max_entries": int(bad)})
     monkeypatch.setenv("ENGRAM_EMBEDDINGS__CACHE_MAX_ENTRIES", "7")
     assert load_settings().embeddings.cache_max_entries == 7

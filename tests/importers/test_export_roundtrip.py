@@ -13,6 +13,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from engram.errors import SnapshotError
 from engram.interfaces.cli.app import app
 from tests.importers.test_import_cli import FIXTURES, as_json, run
 
@@ -133,7 +134,7 @@ def test_mem0_metadata_comes_back_from_engram_as_mem0_had_it(tmp_path: Path) -> 
     assert stored == {"source": "chat", "user_id": "alex", "mem0": {  # mem0's ids at the top, as the facade keeps them
         "id": original[0]["id"], "hash": original[0]["hash"], "user_id": "alex", "own": original[0]["metadata"]["mem0"],
         "imported_text_sha256": hashlib.sha256(original[0]["memory"].encode()).hexdigest(),
-        "imported_tags": original[0]["categories"]}}
+        "imported_tags": original[0]["categories"], "imported_keys": ["source", "user_id"]}}
     out = tmp_path / "mem0.json"
     run(home, "--agent", "alex", "export", str(out), "--format", "mem0")
     exported = {item["memory"]: item for item in json.loads(out.read_text(encoding="utf-8"))["results"]}
@@ -262,3 +263,37 @@ def test_a_mem0_facade_memory_exports_its_ids_where_mem0_has_them_and_comes_back
     c.close()
     assert {r["memory"]: {k: v for k, v in r.items() if k != "id"} for r in back} == {
         text: {k: v for k, v in r.items() if k != "id"} for text, r in by_text.items()}
+
+
+def test_mem0_export_keeps_engrams_related_entity_search_context_and_source(tmp_path: Path) -> None:
+    # engram's own fields mem0 has none for travel in the item's "engram" entry, beside key and
+    # category: they were left out, and an import of the export lost them.
+    run(tmp_path / "a", "remember", "Alice likes green tea", "--key", "tea", "--entity", "Alice", "--source", "chat",
+        "--search-context", "drinks she orders at the cafe")
+    out, again = tmp_path / "mem0.json", tmp_path / "again.json"
+    run(tmp_path / "a", "export", str(out), "--format", "mem0")
+    [item] = json.loads(out.read_text())["results"]
+    assert "related_entity" not in item and "source" not in item and item["metadata"] == {}  # no mem0 field made up
+    as_json(tmp_path / "b", "import", str(out))
+    copy = as_json(tmp_path / "b", "get", "tea")
+    assert (copy["related_entity"], copy["search_context"]) == ("Alice", "drinks she orders at the cafe")
+    assert copy["source"] == "mem0" and copy["metadata"]["mem0"]["engram_source"] == "chat"
+    assert [m["key"] for m in as_json(tmp_path / "b", "list", "--entity", "alice")] == ["tea"]
+    run(tmp_path / "b", "export", str(again), "--format", "mem0")  # and given back by the next export
+    [back] = json.loads(again.read_text())["results"]
+    assert {k: back["engram"][k] for k in ("related_entity", "search_context", "source")} == {
+        "related_entity": "Alice", "search_context": "drinks she orders at the cafe", "source": "chat"}
+    assert back["metadata"] == {}
+
+
+def test_a_mem0_export_entrys_related_entity_past_its_bound_is_named(tmp_path: Path) -> None:
+    run(tmp_path / "a", "remember", "Alice likes green tea", "--key", "tea")
+    out = tmp_path / "mem0.json"
+    run(tmp_path / "a", "export", str(out), "--format", "mem0")
+    document = json.loads(out.read_text())
+    document["results"][0]["engram"]["related_entity"] = "A" * 201
+    out.write_text(json.dumps(document))
+    result = CliRunner().invoke(app, ["--home", str(tmp_path / "b"), "import", str(out)])
+    assert isinstance(result.exception, SnapshotError), result.output
+    assert "results[0].engram.related_entity: is longer than 200 characters" in str(result.exception)
+    assert as_json(tmp_path / "b", "count") == {"count": 0}

@@ -54,7 +54,7 @@ def test_mem0_users_agents_runs_times_and_ids(tmp_path: Path, kind: str | None) 
     assert paris["metadata"]["mem0"] == {"id": "f38b689d-6b24-45b7-bced-17fbb4d8bac7",
                                          "hash": "62bc074f56d1f909f1b4c2b639f56f6a", "user_id": "alex",
                                          "imported_text_sha256": hashlib.sha256(paris["content"].encode()).hexdigest(),
-                                         "imported_tags": ["travel"]}
+                                         "imported_tags": ["travel"], "imported_keys": ["source", "user_id"]}
     assert paris["metadata"]["source"] == "chat" and paris["tags"] == ["travel"] and paris["source"] == "mem0"
     assert paris["created_at"] == pytest.approx(1708930620.108347)  # 2024-02-25T23:57:00.108347-07:00
     assert paris["updated_at"] == pytest.approx(1721977020.108367)  # 2024-07-25T23:57:00.108367-07:00
@@ -113,6 +113,7 @@ def test_an_mcp_memory_service_memorys_own_provenance_key_is_kept(tmp_path: Path
     assert memory["metadata"]["mcp_memory_service"] == {
         "content_hash": export["memories"][0]["content_hash"], "memory_type": "note", "source_machine": "laptop-1",
         "own": own, "imported_tags": export["memories"][0]["tags"],  # what the import brought (apply.with_imported)
+        "imported_keys": sorted(k for k in memory["metadata"] if k != "mcp_memory_service"),
         "imported_text_sha256": hashlib.sha256(memory["content"].encode()).hexdigest()}
     # One without such an entry has engram's alone, as before.
     [other] = as_json(tmp_path / "home", "list", "--tag", "decision")

@@ -132,7 +132,8 @@ def test_sqlite_vec_db_imports_its_memories_tags_metadata_and_times(tmp_path: Pa
     assert deploys["metadata"] == {"source": "claude-desktop", "priority": 2, "mcp_memory_service": {
         "content_hash": content_hash(DEPLOYS), "memory_type": "note", "version": 1, "confidence": 1.0,
         # what this import brought, for a later one to tell the service's changes from engram's (apply._changes)
-        "imported_text_sha256": hashlib.sha256(DEPLOYS.encode()).hexdigest(), "imported_tags": ["ops", "deploy"]}}
+        "imported_text_sha256": hashlib.sha256(DEPLOYS.encode()).hexdigest(), "imported_tags": ["ops", "deploy"],
+        "imported_keys": ["priority", "source"]}}
     assert (deploys["created_at"], deploys["updated_at"], deploys["last_accessed"]) == (1730000000.5, 1730000100.25,
                                                                                          1730500000.0)
     assert (dark["type"], dark["tags"], dark["last_accessed"]) == ("learned", [], None)
@@ -226,3 +227,45 @@ def test_a_later_updated_at_brings_the_services_new_tags_and_metadata(tmp_path: 
     assert as_json(home, "import", str(path))["updated"] == 1
     deploys = next(m for m in as_json(home, "list") if m["content"] == DEPLOYS)
     assert (deploys["tags"], deploys["metadata"]["priority"]) == (["ops", "oncall"], 3)
+
+
+def test_a_later_updated_at_brings_the_services_new_memory_type_and_removed_metadata_keys(tmp_path: Path) -> None:
+    # The service changed the memory's type and dropped a metadata key in place (a later updated_at):
+    # both follow it, as its tags do. A key added in engram, and a type set in engram on a memory
+    # whose type the service left alone, stay; last_accessed is the memory's use in engram, not brought.
+    home, db = tmp_path / "home", build(tmp_path / "sqlite_vec.db")
+    assert as_json(home, "import", str(db))["imported"] == 2
+    by_text = {m["content"]: m for m in as_json(home, "list")}
+    assert by_text[DEPLOYS]["type"] == "note"
+    as_json(home, "update", by_text[DEPLOYS]["key"], "--metadata",  # a key of engram's own
+            json.dumps({**by_text[DEPLOYS]["metadata"], "reviewed": "yes"}))
+    as_json(home, "update", by_text[DARK]["key"], "--type", "preference")  # engram's own type
+    # Dated after engram's edits above (a service clock ahead of this host's, as a later export's).
+    change(db, DEPLOYS, "ops,deploy", {"priority": 2}, 4070908800.0)  # "source" removed
+    change(db, DARK, "ui", {}, 4070908800.0)  # its type left as it was
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE memories SET memory_type = 'decision' WHERE content_hash = ?", (content_hash(DEPLOYS),))
+    conn.close()
+    done = as_json(home, "import", str(db))
+    assert (done["imported"], done["updated"]) == (0, 2), done
+    by_text = {m["content"]: m for m in as_json(home, "list")}
+    deploys, dark = by_text[DEPLOYS], by_text[DARK]
+    assert deploys["type"] == "decision" and deploys["metadata"]["mcp_memory_service"]["memory_type"] == "decision"
+    assert "source" not in deploys["metadata"]
+    assert (deploys["metadata"]["priority"], deploys["metadata"]["reviewed"]) == (2, "yes")
+    assert (dark["type"], dark["tags"]) == ("preference", ["ui"])
+
+
+def test_a_memory_type_changed_in_engram_after_the_service_is_kept(tmp_path: Path) -> None:
+    home, db = tmp_path / "home", build(tmp_path / "sqlite_vec.db")
+    as_json(home, "import", str(db))
+    with sqlite3.connect(db) as conn:  # the service's change, dated before engram's edit below
+        conn.execute("UPDATE memories SET memory_type = 'decision', metadata = '{}', updated_at = 1740000000.0 "
+                     "WHERE content_hash = ?", (content_hash(DEPLOYS),))
+    conn.close()
+    key = next(m["key"] for m in as_json(home, "list") if m["content"] == DEPLOYS)
+    as_json(home, "update", key, "--type", "fact")
+    done = as_json(home, "import", str(db))
+    assert done["updated"] == 0, done
+    deploys = as_json(home, "get", key)
+    assert (deploys["type"], deploys["metadata"]["source"]) == ("fact", "claude-desktop")

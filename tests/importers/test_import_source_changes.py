@@ -134,3 +134,31 @@ def test_a_sclaw_fact_changed_in_engram_keeps_engrams_text(tmp_path: Path) -> No
     again = as_json(home, "import", str(db))
     assert any("was changed in engram since it was imported, and is kept" in w for w in again["warnings"]), again
     assert [m["content"] for m in as_json(home, "list")] == ["User prefers dark mode, always"]
+
+
+@pytest.mark.parametrize("kind", ["sclaw", "mcp-memory-service"])
+def test_what_an_earlier_build_imported_before_the_source_moved_its_time_is_found(tmp_path: Path, kind: str) -> None:
+    # An earlier build made the id from the source id and the creation time; the source then moved
+    # that time (sclaw replaced the fact without one, the service with preserve_timestamps=False):
+    # the ids holding the new time are none an import gave, and the record was imported again as a
+    # second memory. It is found by the source id its memory keeps (metadata["sclaw"]["id"], ["content_hash"]).
+    if kind == "sclaw":
+        db = _sclaw(tmp_path / "memory.db", "User prefers dark mode", {}, "2026-02-09T10:30:00Z")
+    else:
+        db = _service_db(tmp_path / "sqlite_vec.db", 1736937000.5)
+    with Engram.from_settings(load_settings(home=tmp_path / "home", embeddings={"provider": "none"})) as mem:
+        plan = read_plan(kind, db)
+        plan.records = [dataclasses.replace(r, time_in_id=True) for r in plan.records]  # as the earlier build read it
+        assert apply_plan(mem, plan).imported == 1
+        [before] = mem.list()
+        if kind == "sclaw":
+            _sclaw(db, "User prefers dark mode", {}, "2026-03-01T08:00:00Z")
+        else:
+            conn = sqlite3.connect(db)
+            conn.execute("UPDATE memories SET created_at = 1736000000.0")
+            conn.commit()
+            conn.close()
+        summary = mem.import_from(db)
+        assert (summary.imported, summary.skipped) == (0, 1), summary
+        [after] = mem.list()
+        assert (after.id, after.created_at) == (before.id, before.created_at)

@@ -201,6 +201,19 @@ def test_a_window_that_cuts_a_tool_call_from_its_return_still_runs(engram: Engra
     assert not any(isinstance(p, ToolReturnPart) for m in seen[0] for p in m.parts)  # Pydantic AI dropped it
 
 
+def test_a_conversations_text_is_kept_as_written_in_engrams_history(engram: Engram) -> None:
+    # The readable text engram's history shows (transcripts, search) is the prompt and the answer byte
+    # for byte: their leading indentation and trailing newline were cut off.
+    store = EngramMessageStore(engram)
+    prompt = "  indented code:\n\tx = 1\n"
+    model, _ = calls_then_answers()
+    first = run(Agent(model), prompt)
+    store.save("c", first.new_messages())
+    history = engram.history.all("pydantic-ai:c")
+    assert [m.content for m in history] == [prompt, first.output]
+    assert store.messages("c") == first.all_messages()
+
+
 def test_one_agent_never_sees_another_agents_memories_or_conversations(engram: Engram) -> None:
     alice, bob = AsyncEngram(engram.for_agent("alice")), AsyncEngram(engram.for_agent("bob"))
     stored = returned(run(with_tools(alice, ("remember", {"content": "Alice's locker code is 4512"})), "Keep it"),

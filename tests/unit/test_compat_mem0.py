@@ -321,7 +321,7 @@ def test_a_mem0_export_comes_in_where_the_facade_finds_it(m: Memory) -> None:
     assert paris["id"] == "f38b689d-6b24-45b7-bced-17fbb4d8bac7"  # mem0's id, as the application stored it
     assert m.engram.for_agent("alex").get(_engram_id(m, paris["id"])).metadata["mem0"] == {
         "id": "f38b689d-6b24-45b7-bced-17fbb4d8bac7", "hash": "62bc074f56d1f909f1b4c2b639f56f6a", "user_id": "alex",
-        "imported_text_sha256": _sha256(paris["memory"]), "imported_tags": ["travel"]}
+        "imported_text_sha256": _sha256(paris["memory"]), "imported_tags": ["travel"], "imported_keys": ["source", "user_id"]}
     # Its ids narrow reads as the facade's own memories' do, and mem0's id reaches nothing else.
     deploys = m.get_all(user_id="alex", agent_id="ops-bot", run_id="run-42")["results"]
     assert [(r["memory"], r["agent_id"], r["run_id"]) for r in deploys] == [
@@ -405,7 +405,8 @@ def test_imported_metadata_comes_back_as_mem0_had_it(m: Memory, caplog: pytest.L
     assert m.engram.for_agent("alex").get(_engram_id(m, coffee["id"])).metadata["mem0"] == {
         "id": "3d1f6a2e-8c4b-4f0a-9e7d-5b2c1a0f9e8d", "hash": "0c2f4e6a8b1d3f5e7a9c0b2d4f6e8a1c", "user_id": "alex",
         "own": {"id": "crm-7731", "note": "cafe\u0301 \u2615  "},
-        "imported_text_sha256": _sha256(coffee["memory"]), "imported_tags": ["food"]}
+        "imported_text_sha256": _sha256(coffee["memory"]), "imported_tags": ["food"],
+        "imported_keys": sorted({*original[coffee["memory"]], "user_id"} - {"mem0"})}
     # Changing the user's own "mem0" entry changes that entry, not what engram keeps of the origin.
     m.update(coffee["id"], "Orders an oat flat white every morning", metadata={"mem0": "changed"})
     assert m.get(coffee["id"])["metadata"] == {"source": "chat", "mem0": "changed"}
@@ -471,7 +472,7 @@ def test_a_newer_export_of_an_item_leaves_its_memory_as_a_fresh_import_of_it_wou
     assert memory.valid_until == datetime(2024, 10, 1, tzinfo=UTC).timestamp()
     assert memory.metadata == {"source": "email", "user_id": "alex", "mem0": {
         "id": _FIRST["id"], "hash": second["hash"], "user_id": "alex", "expiration_date": "2024-09-30",
-        "imported_text_sha256": _sha256(text), "imported_tags": ["trips", "europe"]}}
+        "imported_text_sha256": _sha256(text), "imported_tags": ["trips", "europe"], "imported_keys": ["source", "user_id"]}}
     # Everything else as a fresh import of the newer item gives it (here into another owner's agent).
     assert m.import_mem0([{**second, "id": "another", "user_id": "sam"}])["imported"] == 1
     [fresh] = m.engram.for_agent("sam").list(scope="agent")
@@ -493,7 +494,7 @@ def test_a_newer_export_of_an_item_leaves_its_memory_as_a_fresh_import_of_it_wou
     [memory] = m.engram.store.get_many([_engram_id(m, item["id"])])
     assert (memory.valid_until, memory.tags, memory.metadata["mem0"]) == (None, (), {
         "id": _FIRST["id"], "hash": second["hash"], "user_id": "alex", "imported_text_sha256": _sha256(text),
-        "imported_tags": []})
+        "imported_tags": [], "imported_keys": ["source", "user_id"]})
 
 
 def test_a_newer_item_whose_text_dates_it_after_its_expiry_updates_as_a_fresh_import(m: Memory) -> None:

@@ -174,6 +174,23 @@ def test_a_refused_value_says_where_it_was_set(isolated_home: Path, monkeypatch:
     assert "recall.min_relevance: 7 is out of range (allowed: a number from 0 to 1) (from an argument)" in text, text
 
 
+@pytest.mark.parametrize(("low", "high", "whole", "words"), [
+    (1, 100, True, "1 to 100"),
+    (0, 2147483647, True, "0 to 2147483647"),  # a real limit (busy_timeout_ms's), however large, is named
+    (1, 2**63 - 2, True, "1 to 9223372036854775806"),
+    (1, 2**63 - 1, True, "1 or more"),  # SQLite's largest integer is no limit a person meets
+    (1, 2**64, True, "1 or more"),
+    (-(2**63), 5, True, "at most 5"),
+    (0, float("inf"), False, "a number, 0 or more"),
+    (0, 1, False, "a number from 0 to 1"),
+    (-(2**63), 2**63 - 1, True, "any whole number"),
+])
+def test_range_words_read_a_storage_limit_as_no_bound(low: float, high: float, whole: bool, words: str) -> None:
+    from engram.model import range_words
+
+    assert range_words(low, high, whole=whole) == words
+
+
 @pytest.mark.parametrize(("toml", "refused", "variable", "bad", "good", "read"), [
     ('[time]\nzone = "Moon/Base"\n',
      'time.zone: unknown time zone "Moon/Base" (allowed: an IANA name such as Europe/Berlin)',

@@ -260,6 +260,37 @@ def test_forgets_and_updates_by_another_process_are_seen(path: Path) -> None:
         store.close()
 
 
+def test_rowids_reused_below_the_covered_one_are_found_and_indexed_again(path: Path) -> None:
+    # Another process forgets the 30 newest rows and writes 10 new ones, which take 10 of their
+    # rowids: the catch-up's bisection must find the first reused rowid, not only the covered one.
+    store = SqliteMemoryStore(path, full_text=INDEXED)
+    try:
+        store.search_text("greyhound", ALL, limit=5)  # index built over every row
+        index = store._text_index._index
+        assert index is not None and len(index) == 240
+        with store.db.read() as conn:
+            newest = conn.execute("SELECT rowid, id, key FROM memories ORDER BY rowid DESC LIMIT 30").fetchall()
+        lowest_reused = min(r for r, _, _ in newest)
+        _other_process(path, f"""
+            store.delete({[i for _, i, _ in newest]!r})
+            for n in range(10):
+                put(store, f"a borzoi called rover{{n}} came to stay", f"new{{n}}")
+        """)
+        meta = index.read_meta()
+        with store.db.read() as conn:
+            assert store._text_index._unchanged_up_to(conn, index, meta) == lowest_reused - 1
+            reused = dict(conn.execute("SELECT rowid, id FROM memories WHERE key LIKE 'new%'").fetchall())
+        assert sorted(reused) == list(range(lowest_reused, lowest_reused + 10))
+        keys = [m.key for m, _ in store.search_text("borzoi weekend", ALL, limit=50)]
+        assert {f"new{n}" for n in range(10)} <= set(keys)
+        assert not {k for _, _, k in newest} & {m.key for m, _ in store.search_text("weekend", ALL, limit=300)}
+        assert len(index) == 220
+        assert all(index.indexed_id(rowid) == text_index.id_hash(id_) for rowid, id_ in reused.items())
+        assert store._text_index._index is index  # answered through the index, caught up, not rebuilt
+    finally:
+        store.close()
+
+
 def test_memories_another_process_forgets_leave_the_index(path: Path) -> None:
     # Before, only the process that forgot a memory deleted its document; one forgotten by a
     # command that exits stayed in the index (taking a candidate slot) until the next rebuild.

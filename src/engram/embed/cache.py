@@ -12,10 +12,11 @@ key's) is only a cache: it is deleted and started afresh rather than left readab
 
 The file holds at most ``max_entries`` rows (``embeddings.cache_max_entries``): every distinct text
 embedded, recall queries included, would otherwise stay for good, and so would the rows of a model
-no longer configured. Each write deletes, in the same transaction, the rows written before the
-newest ``max_entries``, whatever their model's identity (so an old model's rows, being older, go
-first). Deleted vectors are zeroed (``secure_delete``) and their pages reused by later writes; the
-file shrinks only when ``vacuum`` (``engram vacuum``) rebuilds it.
+no longer configured. Each write deletes, in the same transaction, the rows written or used before
+the newest ``max_entries``, whatever their model's identity (so an old model's rows, unused, go
+first): the least recently used go, nearly (see ``_EVICT``). Deleted vectors are zeroed
+(``secure_delete``) and their pages reused by later writes; the file shrinks only when ``vacuum``
+(``engram vacuum``) rebuilds it.
 
 Until engram's shared SQLite helper exists this opens the file with ``pysqlite3.dbapi2`` when it
 is importable, else the standard library's ``sqlite3``.
@@ -24,6 +25,7 @@ is importable, else the standard library's ``sqlite3``.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 import time
 from collections import OrderedDict
@@ -39,6 +41,8 @@ try:  # pragma: no cover - depends on the platform
     from pysqlite3 import dbapi2 as sqlite3
 except ImportError:  # pragma: no cover
     import sqlite3  # type: ignore[no-redef]
+
+log = logging.getLogger(__name__)
 
 # A rowid table (the key a unique index beside it), not ``WITHOUT ROWID``: a row is a whole vector
 # (1.5 KB at 384 dimensions), and a WITHOUT ROWID table keeps its rows in the key's b-tree, two
@@ -79,10 +83,25 @@ DEFAULT_MAX_ENTRIES = 100_000
 # ~40 us more CPU than the ~75 us of the write alone, measured), and an older engram writing the
 # same file without the bound is caught up by this one's next write. At most ``max_entries`` rows
 # are kept; fewer when rows in that range were deleted since (an erase's ``drop``, a ``clear``, a
-# text written again, which takes a new rowid).
-# Oldest written, not least recently used: recency of use would need each read to write (a time
-# per hit), turning every recall's query lookup into a write transaction on a shared file.
+# text written again, which takes a new rowid, or a row used, below).
+#
+# Least recently used, nearly, with no column for it: a row read is moved to the newest rowid
+# (``_MOVE``), so rowid order is the order rows were written or last used. A hit does not write:
+# the keys used are kept in the process and moved in one transaction, at the process's next write
+# (which holds the write lock anyway), at close, or, in a process that only reads, when
+# ``_FLUSH_USES`` keys are waiting or ``_FLUSH_INTERVAL_S`` passed (without waiting for a busy
+# file: the uses then wait for the next turn). Only a row in the oldest quarter of the kept range
+# is moved: a move leaves a hole in that range, and a hot query moved at every use would fill the
+# range with holes (with 50 queries used between writes, a 100,000 bound kept ~2,000 other rows).
+# Moving only from the oldest quarter leaves holes there alone, so a full file keeps at least
+# three quarters of ``max_entries`` rows, and a row used survives at least a quarter of
+# ``max_entries`` more writes and moves after its use is recorded.
 _EVICT = "DELETE FROM embedding_cache WHERE rowid <= (SELECT max(rowid) FROM embedding_cache) - ?"
+# One row used, to the newest rowid if it is at or below the given one (the oldest quarter's top).
+_MOVE = ("UPDATE embedding_cache SET rowid = (SELECT max(rowid) FROM embedding_cache) + 1"
+         " WHERE identity = ? AND text_hash = ? AND rowid <= ?")
+_FLUSH_USES = 1024
+_FLUSH_INTERVAL_S = 60.0
 
 
 def text_key(text: str) -> bytes:
@@ -107,6 +126,10 @@ class EmbeddingCache:
         self.lru_size = lru_size
         self.busy_timeout_ms = busy_timeout_ms
         self._lru: OrderedDict[tuple[str, bytes], np.ndarray] = OrderedDict()
+        # Keys read (from the file or the LRU in front) since their use was last recorded in the
+        # file, least recent first: see ``_EVICT``.
+        self._used: OrderedDict[tuple[str, bytes], None] = OrderedDict()
+        self._flushed_at = time.monotonic()
         self._conn: Any = None
         self._lock = threading.RLock()
         self.hits = 0
@@ -167,6 +190,7 @@ class EmbeddingCache:
                 if vec is not None:
                     self._lru.move_to_end(key)
                     found[text] = vec
+                    self._use(key)
                 else:
                     missing[key[1]] = text
             db = self._db() if missing else None
@@ -184,8 +208,12 @@ class EmbeddingCache:
                             vec = np.frombuffer(blob, dtype=np.float32)
                             found[missing[bytes(h)]] = vec
                             self._remember((identity, bytes(h)), vec)
+                            self._use((identity, bytes(h)))
                 except sqlite3.Error as exc:
                     raise StorageError(f"embedding cache {self.path}: read failed: {exc}") from exc
+            if self._used and (len(self._used) >= _FLUSH_USES
+                               or time.monotonic() - self._flushed_at >= _FLUSH_INTERVAL_S):
+                self._flush_uses(wait=False)
             self.hits += sum(1 for t in texts if t in found)
             self.misses += sum(1 for t in texts if t not in found)
         return found
@@ -209,6 +237,7 @@ class EmbeddingCache:
                 return
             try:
                 db.execute("BEGIN IMMEDIATE")
+                self._move_used(db)  # before the new rows: they are newer than any use recorded
                 db.executemany(
                     "INSERT OR REPLACE INTO embedding_cache (identity, text_hash, vector) VALUES (?, ?, ?)",
                     rows,
@@ -233,6 +262,8 @@ class EmbeddingCache:
         with self._lock:
             for key in [k for k in self._lru if k[1] in set(hashes)]:
                 del self._lru[key]
+            for key in [k for k in self._used if k[1] in set(hashes)]:
+                del self._used[key]
             db = self._db()
             if db is None or not hashes:
                 return 0
@@ -289,9 +320,12 @@ class EmbeddingCache:
         with self._lock:
             if identity is None:
                 self._lru.clear()
+                self._used.clear()
             else:
                 for key in [k for k in self._lru if k[0] == identity]:
                     del self._lru[key]
+                for key in [k for k in self._used if k[0] == identity]:
+                    del self._used[key]
             db = self._db()
             if db is not None:
                 if identity is None:
@@ -306,8 +340,57 @@ class EmbeddingCache:
                 return len(self._lru)
             return db.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
 
+    def _use(self, key: tuple[str, bytes]) -> None:
+        """Note that ``key`` was read, to be recorded in the file later (``_EVICT``)."""
+        if self.path is None:
+            return  # in-process only: the LRU in front is all there is
+        self._used[key] = None
+        self._used.move_to_end(key)
+        if len(self._used) > 4 * _FLUSH_USES:  # a file never writable: the oldest uses are let go
+            self._used.popitem(last=False)
+
+    def _move_used(self, db: Any) -> None:
+        """In the caller's write transaction: move the rows used since the last time that are in the
+        oldest quarter of the kept range to the newest rowids, least recently used first."""
+        used, self._used = list(self._used), OrderedDict()
+        self._flushed_at = time.monotonic()
+        if not used:
+            return
+        top = db.execute("SELECT coalesce(max(rowid), 0) FROM embedding_cache").fetchone()[0]
+        oldest_quarter_top = top - self.max_entries + -(-self.max_entries // 4)
+        db.executemany(_MOVE, [(identity, text_hash, oldest_quarter_top) for identity, text_hash in used])
+
+    def _flush_uses(self, *, wait: bool) -> None:
+        """Record the uses waiting in a transaction of their own. Recency is a cache's hint: a file
+        busy (``wait`` False: no waiting at all, so a hit stays cheap) or not writable leaves the
+        uses for the next turn, and is no error of the read or close that asked."""
+        db = self._conn
+        if db is None or not self._used:
+            return
+        try:
+            if not wait:
+                db.execute("PRAGMA busy_timeout = 0")
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                used = OrderedDict(self._used)
+                try:
+                    self._move_used(db)
+                    db.execute("COMMIT")
+                except BaseException:
+                    self._used = OrderedDict([*used.items(), *self._used.items()])
+                    raise
+            finally:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                if not wait:
+                    db.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+        except sqlite3.Error as exc:
+            self._flushed_at = time.monotonic()  # tried: not again at every hit
+            log.debug("embedding cache %s: uses not recorded yet: %s", self.path, exc)
+
     def close(self) -> None:
         with self._lock:
+            self._flush_uses(wait=True)
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None

@@ -36,7 +36,7 @@ class EmbeddingSettings(SettingsSection):
     # 0 is refused, not taken as "no bound": a cache that grows for ever is what the bound is for,
     # and one that keeps nothing is ``cache = false``. The top is SQLite's largest integer.
     cache_max_entries: int = Field(DEFAULT_MAX_ENTRIES, ge=1, le=2**63 - 1,
-                                   description="most vectors the cache file keeps; the oldest written go first")
+                                   description="most vectors the cache file keeps; the least recently used go first")
 
     @field_validator("provider")
     @classmethod

@@ -12,8 +12,9 @@ them, out of the metadata: ``compat.mem0.mem0_fields``); mem0's other fields
 the import kept (``app_id``, the platform's ``owner``, ``organization``, ``structured_attributes``,
 ``expiration_date``, ``immutable``, ...: ``KEPT``) are given back as they came, and only those (what engram
 keeps there for the next import, the digest and tags it brought, is engram's); engram's own fields
-(key, category, type, importance, links) travel in the item's ``engram`` entry, outside the
-user's metadata, so nothing is lost and nothing of the user's is overwritten.
+(key, category, type, importance, links, related entity, search context and source) travel in the
+item's ``engram`` entry, outside the user's metadata, so nothing is lost and nothing of the user's is
+overwritten.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 from engram.compat.mem0 import mem0_fields
 from engram.engine import Engram
 from engram.exporters import visible
-from engram.importers.mem0 import ENGRAM_ENTRY, KEPT, PROMOTED, mem0_metadata
+from engram.importers.mem0 import ENGRAM_ENTRY, ENGRAM_SOURCE, KEPT, KIND, PROMOTED, mem0_metadata
 from engram.model import Memory
 from engram.temporal.instants import python_isoformat
 
@@ -70,6 +71,11 @@ def _item(memory: Memory) -> dict[str, Any]:
     elif facade is None and origin.get("run_id"):
         item["run_id"] = origin["run_id"]
     item.update(facade[0] if facade is not None else {})  # the facade's ids, as they stand
+    # The source a memory from mem0 had before (it came from engram's own export), else its own:
+    # mem0's is not given (the item is mem0's), nor a missing one.
+    source = origin.get(ENGRAM_SOURCE) if memory.source == KIND else memory.source
     item[ENGRAM_ENTRY] = {"id": memory.id, "key": memory.key, "category": memory.category.value, "type": memory.type,
-                          "importance": memory.importance, "scope": str(memory.scope), "links": list(memory.links)}
+                          "importance": memory.importance, "scope": str(memory.scope), "links": list(memory.links),
+                          "related_entity": memory.related_entity, "search_context": memory.search_context,
+                          **({"source": source} if source else {})}
     return item

@@ -50,6 +50,7 @@ from engram.model import (
     MAX_TAGS,
     TAGS_ALLOWED,
     Memory,
+    MemoryFilter,
     Message,
     Scope,
     WriteResult,
@@ -59,12 +60,14 @@ from engram.model import (
     make_scope,
     parse_content,
     parse_key,
+    parse_search_context,
     parse_short_text,
 )
 from engram.model.fields import CREATED_AT_LEEWAY_S
 from engram.store.base import ImportUpdate
 from engram.temporal.instants import record_times, shown_time
 from engram.text import counted
+from engram.where import Compare
 from engram.writes import PendingWrite, announce
 
 if TYPE_CHECKING:
@@ -258,7 +261,7 @@ def _key(record: Record, agents: dict[int, str]) -> RecordKey:
     return record.source_id, agents[id(record)]
 
 
-def _ids(engram: Engram, kind: str, records: list[Record],
+def _ids(engram: Engram, plan: Plan, records: list[Record],
          agents: dict[int, str]) -> tuple[dict[RecordKey, str], set[str]]:
     """Each record's memory id, by its source id and agent, and the ids of those that agent forgot.
     The id is derived from the source identity and the agent it joins, so only that agent's earlier
@@ -269,15 +272,21 @@ def _ids(engram: Engram, kind: str, records: list[Record],
     memory), or the id imports before 2026-11 gave (one for every agent), so re-runs skip them.
     When none of these is that agent's now and it forgot one of them, or the derived id
     (``audit.forgotten_from``, asked once for the whole plan), the record's id is among the forgotten:
-    a forget of a memory an old import or an engram export made counts too."""
+    a forget of a memory an old import or an engram export made counts too. A record whose id no
+    longer holds its time (``Record.kept_as``) that none of these ids finds is looked for by the
+    source id its memory keeps (``_kept_as``)."""
     ids: dict[RecordKey, str] = {}
     known: dict[RecordKey, list[str]] = {}
     for record in records:
         key = _key(record, agents)
-        candidates = imported_ids(kind, record, key[1])
+        candidates = imported_ids(plan.kind, record, key[1])
         known[key], ids[key] = candidates[:-1], candidates[-1]
     asked = {i for key, candidates in known.items() for i in (*candidates, ids[key])}
     held = {m.id: m.scope.agent for m in engram.store.get_many(list(asked))}
+    unfound = [(key, r) for r in records for key in [_key(r, agents)]
+               if r.kept_as and not any(i in held and held[i] == key[1] for i in (*known[key], ids[key]))]
+    for key, memory_id in _kept_as(engram, plan, unfound).items():
+        known[key], held[memory_id] = [memory_id, *known[key]], key[1]
     # Only what is not that agent's now can have been forgotten by it (a stored id is present).
     # Asked of the trail itself, not ``Engram.forgotten`` (this view's agent only): the import
     # writes into every agent its records join (``keep_agents``), so it asks about each of them.
@@ -293,6 +302,37 @@ def _ids(engram: Engram, kind: str, records: list[Record],
             # The record keeps its derived id (stored nowhere): an old id may be another agent's now.
             forgotten.add(ids[key])
     return ids, forgotten
+
+
+def _kept_as(engram: Engram, plan: Plan, records: list[tuple[RecordKey, Record]]) -> dict[RecordKey, str]:
+    """The memory each of ``records`` (by its key) an earlier import made, found by the source id
+    it keeps in the source's metadata entry (``metadata[entry][record.kept_as]``), in the record's
+    agent, of the plan's source: an import before a record's id stopped holding its time
+    (``imported_ids``' timed ids) gave an id holding the creation time then, which the source may
+    have moved since (sclaw replaces a fact without a time; mcp-memory-service's
+    ``preserve_timestamps=False``), so no id an import would give names it now. Asked of the store
+    as a metadata condition, once per agent and entry key for a chunk of source ids; a record
+    none of whose memories is there is left to be imported (the second copy it was before)."""
+    entry = plan.entry or plan.kind
+    wanted: dict[tuple[str, str], dict[str, RecordKey]] = {}
+    for key, record in records:
+        wanted.setdefault((key[1], record.kept_as or ""), {})[record.source_id] = key
+    found: dict[RecordKey, str] = {}
+    for (agent, kept_as), by_source in wanted.items():
+        sources = list(by_source)
+        for start in range(0, len(sources), _KEPT_AS_CHUNK):
+            chunk = tuple(sources[start:start + _KEPT_AS_CHUNK])
+            filt = MemoryFilter(scopes=(make_scope(agent, None),), where=Compare(entry, "in", chunk, within=(kept_as,)))
+            for memory in engram.store.list(filt, limit=len(chunk) * 2):
+                kept = memory.metadata.get(entry)
+                source_id = kept.get(kept_as) if isinstance(kept, Mapping) else None
+                if memory.source == plan.source and source_id in by_source:
+                    found.setdefault(by_source[source_id], memory.id)
+    return found
+
+
+# Source ids asked of the store at once by ``_kept_as``: well under SQLite's bound on a statement's parameters.
+_KEPT_AS_CHUNK = 400
 
 
 def imported_ids(kind: str, record: Record, agent: str) -> list[str]:
@@ -339,7 +379,7 @@ def _memories(engram: Engram, target: Engram, plan: Plan, records: list[Record],
     memories of these records only: with one database per agent, another agent's memory is in
     another file."""
     agents = {id(r): _agent(r, own, keep_agents) for r in records}
-    ids, forgotten = _ids(target, plan.kind, records, agents)
+    ids, forgotten = _ids(target, plan, records, agents)
     links = _links(plan, ids)
     out: dict[str, Memory] = {}
     first: dict[str, Record] = {}  # by memory id
@@ -423,6 +463,7 @@ def _memory(engram: Engram, record: Record, memory_id: str, plan: Plan, agent: s
         # As ``remember`` reads it: a source's entity name of 300 characters was stored, and a
         # memory folder synced from the store could not be read back (it holds up to 200).
         related_entity = parse_short_text("related_entity", record.related_entity)
+        search_context = parse_search_context(record.search_context, engram.max_content_chars)
     except ValidationError as exc:
         raise SnapshotError(record.where + record.fields.get(exc.field, f".{exc.field}"), exc.problem,
                             exc.allowed) from None
@@ -439,7 +480,8 @@ def _memory(engram: Engram, record: Record, memory_id: str, plan: Plan, agent: s
     return Memory(
         id=memory_id, key=key, content=content, category=record.category, type=record.type,
         layer=layer_for_type(record.type), tags=record.tags, metadata=metadata,
-        importance=record.importance, related_entity=related_entity, source=plan.source, scope=scope,
+        importance=record.importance, related_entity=related_entity, search_context=search_context,
+        source=plan.source, scope=scope,
         created_at=created, updated_at=updated, last_accessed=record.last_accessed,
         valid_from=valid_from, valid_until=record.valid_until,
     ), found
@@ -525,15 +567,35 @@ def _imported_tags(memory: Memory, kind: str) -> tuple[str, ...] | None:
     return tuple(found) if isinstance(found, list) and all(isinstance(t, str) for t in found) else None
 
 
+# Beside them, for a source that dates its changes: the metadata keys the last import brought (the
+# source's entry aside), so a refresh removes those the source no longer gives and keeps the ones a
+# person added in engram since (``_changes``). A memory imported before they were kept loses none.
+IMPORTED_KEYS = "imported_keys"
+
+
+def _imported_keys(memory: Memory, kind: str) -> tuple[str, ...] | None:
+    found = _entry_value(memory, kind, IMPORTED_KEYS)
+    return tuple(found) if isinstance(found, list) and all(isinstance(k, str) for k in found) else None
+
+
+def _entry_value(memory: Memory, kind: str, name: str) -> Any:
+    """What the source's entry of ``memory``'s metadata (``metadata[kind]``) holds under ``name``, or None."""
+    entry = memory.metadata.get(kind)
+    return entry.get(name) if isinstance(entry, Mapping) else None
+
+
 def with_imported(metadata: Mapping[str, Any], record: Record, kind: str, content: str) -> dict[str, Any]:
     """``metadata`` (the record's, as stored) with what importing ``record`` brings recorded in the
     source's entry, for the next import to tell it from a change made in engram (``_changes``): the
-    digest of ``content`` (its text as stored) and, for a source that dates its changes, its tags.
-    Every import of a ``refresh`` record writes it, a first one or a refresh: ``engram import`` here,
-    the mem0 facade's ``import_mem0`` when it brings a newer item itself, so either door reads what
-    the other wrote."""
+    digest of ``content`` (its text as stored) and, for a source that dates its changes, its tags
+    and metadata keys. Every import of a ``refresh`` record writes it, a first one or a refresh:
+    ``engram import`` here, the mem0 facade's ``import_mem0`` when it brings a newer item itself, so
+    either door reads what the other wrote."""
     metadata = _with_text(metadata, kind, _digest(content))
-    return _with_tags(metadata, kind, record.tags) if record.changed_at is not None else metadata
+    if record.changed_at is None:
+        return metadata
+    metadata = _with_tags(metadata, kind, record.tags)
+    return {**metadata, kind: {**metadata[kind], IMPORTED_KEYS: sorted(k for k in metadata if k != kind)}}
 
 
 def refreshed_tags(held: Memory, record: Record, brought: tuple[str, ...], kind: str) -> tuple[str, ...]:
@@ -585,7 +647,10 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
     newer than the memory (``newer_than``): importing the same export again, or an older one, changes
     nothing, and an edit in engram after the source's change is the latest word. A newer one also
     brings its tags (mem0's categories) in place of those the last import brought, kept at
-    ``metadata[kind][IMPORTED_TAGS]``: a tag added in engram since stays (``refreshed_tags``).
+    ``metadata[kind][IMPORTED_TAGS]``: a tag added in engram since stays (``refreshed_tags``); it
+    removes the metadata keys the last import brought (``IMPORTED_KEYS``) that it no longer gives, a
+    key added in engram staying; and its type, when the source's own type word changed
+    (``Record.type_kept_as``: mcp-memory-service's ``memory_type``).
 
     The record's metadata is the source's own record of it (Zep's ids and times at
     ``metadata["zep"]``, the digest included): when it differs from the memory's at those keys, the
@@ -622,7 +687,11 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
                     warnings.append(f"{record.where}: the source's new text not brought over: memory {held.key}'s "
                                     "was changed in engram since it was imported, and is kept (engram versions "
                                     f"{held.key} lists its earlier texts)")
-        metadata = {**held.metadata, **theirs}
+        # A key the last import brought that the newer record no longer gives was removed in the
+        # source (dated sources only, which record the keys they brought: ``IMPORTED_KEYS``); a key
+        # added in engram stays, as a tag does.
+        dropped = set(_imported_keys(held, kind) or ()) - set(memory.metadata) if record.changed_at is not None else set()
+        metadata = {**{k: v for k, v in held.metadata.items() if k not in dropped}, **theirs}
         if metadata != held.metadata:
             fields["metadata"] = metadata
             for name, given in (("valid_from", record.valid_from), ("valid_until", record.valid_until)):
@@ -632,6 +701,11 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
         # (in engram too): its tags (mem0's categories) are the latest word on the tags it brought,
         # a tag added in engram stays (refreshed_tags). Zep's are not dated, so its tags stay as they are.
         if record.changed_at is not None:
+            # Its type too, when the source changed it (the source's own type word, kept in its entry,
+            # differs): a type set in engram on a memory whose type the source left alone stays.
+            if record.type_kept_as and memory.type != held.type and (
+                    _entry_value(memory, kind, record.type_kept_as) != _entry_value(held, kind, record.type_kept_as)):
+                fields["type"] = memory.type
             tags = refreshed_tags(held, record, memory.tags, kind)
             if tags != held.tags:
                 fields["tags"] = tags

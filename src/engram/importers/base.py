@@ -60,6 +60,7 @@ class Record:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     importance: float = 0.5
     related_entity: str | None = None
+    search_context: str | None = None  # engram's own (its mem0 export carries it), never a source's
     created_at: float | None = None
     updated_at: float | None = None
     last_accessed: float | None = None
@@ -97,6 +98,16 @@ class Record:
     # its front matter): an edit of the file moves it, so the record's id is fixed by its source
     # identity alone, and a re-import of the edited note still finds what the first one stored.
     time_in_id: bool = True
+    # The key of the source's own metadata entry (``with_provenance``) that keeps ``source_id``
+    # (sclaw's ``id``, mcp-memory-service's ``content_hash``), for a record whose id no longer holds
+    # its time: a memory an earlier build imported under an id holding a creation time the source has
+    # moved since is found by it (``apply._ids``), not imported a second time. None: not looked up.
+    kept_as: str | None = None
+    # The key of the source's own metadata entry that keeps the source's type of the record
+    # (mcp-memory-service's ``memory_type``, which ``type`` is read from): a newer record whose type
+    # there differs from the one the memory keeps changed its type in the source, and a re-import
+    # brings the new ``type`` (``apply._changes``). None: the type is never brought by a re-import.
+    type_kept_as: str | None = None
     # Metadata keys the source's layout keeps at the top of a memory's metadata (mem0's ids, where its
     # facade reads them): a memory an earlier import made without them takes them on a re-run, newer
     # or not (``apply._changes``), so what an older build imported is found as a new import is.
@@ -352,7 +363,9 @@ def split_provenance(stored: Mapping[str, Any], kind: str) -> tuple[dict[str, An
 def engram_fields(value: Any, where: str, places: Mapping[str, str] | None = None) -> dict[str, Any]:
     """What engram's own exports carry of a memory beside the source's fields (mem0's
     item entry ``engram``, a basic-memory note's front matter), checked: ``id``, ``key``,
-    ``category``, ``type``, ``importance`` and ``links`` (ids), those present. A malformed one is
+    ``category``, ``type``, ``importance``, ``links`` (ids), and the texts ``related_entity``,
+    ``search_context`` and ``source``, those present (the texts' bounds are checked where the
+    memory is made, as ``remember`` checks them). A malformed one is
     named ``where.name``, or by its place in ``places`` when the source spells it otherwise (a
     note's front matter holds the id as ``engram_id``)."""
     if value is None:
@@ -364,7 +377,7 @@ def engram_fields(value: Any, where: str, places: Mapping[str, str] | None = Non
         return (places or {}).get(name, f"{where}.{name}")
 
     out: dict[str, Any] = {}
-    for name in ("id", "key", "type"):
+    for name in ("id", "key", "type", "related_entity", "search_context", "source"):
         if value.get(name) is not None:
             out[name] = optional_text(value[name], place(name))
     links = value.get("links")

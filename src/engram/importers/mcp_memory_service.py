@@ -10,9 +10,10 @@ a warning); tags (a list, or its comma-separated text) and the memory type carry
 times are kept (the ISO ones are used when the floats are missing). An ``agent_id`` names the
 engram agent. The service updates a memory's tags and metadata in place, under the same hash, with
 a later ``updated_at``: every record is marked ``refresh``, dated by it (else ``created_at``), so a
-re-import of a later export brings the new tags (a tag added in engram stays) and metadata to the
-memory, as mem0's updates are brought, unless it changed in engram after the service's change
-(``apply._changes``); the same or an older export changes nothing.
+re-import of a later export brings the new tags (a tag added in engram stays), metadata (a key the
+service no longer gives removed) and memory type to the memory, as mem0's updates are brought,
+unless it changed in engram after the service's change (``apply._changes``); the same or an older
+export changes nothing.
 """
 
 from __future__ import annotations
@@ -88,6 +89,9 @@ def read(text: str) -> Plan:
             # may move a memory's creation under the same hash (its update_memory_metadata with
             # preserve_timestamps=False), and a re-import of that export must find what the first made.
             time_in_id=False,
+            # An earlier build's id held the creation time, which the service may have moved since:
+            # the memory it made is found by the hash it keeps (``apply._kept_as``).
+            kept_as="content_hash", type_kept_as="memory_type",  # the service changes the type in place too
             fields={"key": ".content", **named},  # the key is made from the text
             # The service changes a memory's tags, type and metadata in place under its hash, and
             # dates the change (its update_memory_metadata sets updated_at): a later export brings

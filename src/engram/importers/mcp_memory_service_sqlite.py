@@ -101,7 +101,8 @@ def _record(where: str, row: dict[str, Any], warnings: list[str]) -> Record:
                                  mcp_memory_service.ENTRY, kept, where, warnings),
         created_at=created, updated_at=updated,
         last_accessed=timestamp(seen, f"{where}.last_accessed") if seen else None,  # 0 or NULL: never
-        id_field="content_hash", time_in_id=False,  # the hash alone, as the export's (mcp_memory_service.read)
+        # The hash alone, as the export's (mcp_memory_service.read), an earlier build's id found by it.
+        id_field="content_hash", time_in_id=False, kept_as="content_hash", type_kept_as="memory_type",
         fields={"key": ".content", **named},  # the key is made from the text, as from the export's
         # Changed in place under the hash, dated by updated_at: brought as the export's are.
         refresh=True, changed_at=updated if updated is not None else created,

@@ -74,6 +74,9 @@ PROMOTED = (*IDS, "actor_id", "role")
 # The item's entry where engram's own mem0 export carries engram's fields of a memory (key,
 # category, ...): beside mem0's fields, never in the metadata, which is the user's (see above).
 ENGRAM_ENTRY = "engram"
+# Where a memory imported from engram's own mem0 export keeps, in ``metadata["mem0"]``, the source it
+# had in the engram it came from (the entry's ``source``: ``chat``, ``cli``, ...), given back there.
+ENGRAM_SOURCE = "engram_source"
 # mem0's fields as its TypeScript SDK (``mem0ai/oss``) names them in what ``getAll()`` returns.
 _CAMEL = {"user_id": "userId", "agent_id": "agentId", "run_id": "runId", "created_at": "createdAt",
           "updated_at": "updatedAt", "attributed_to": "attributedTo"}
@@ -190,6 +193,11 @@ def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[st
     carried = engram_fields(item.get(ENGRAM_ENTRY), f"{where}.{ENGRAM_ENTRY}")
     kept = {k: item[names.get(k, k)] for k in KEPT if item.get(names.get(k, k)) not in (None, "")}
     _check_kept(kept, names, where)
+    if carried.get("source") and carried["source"] != KIND:
+        # The memory's source in the engram it was exported from: this memory's is mem0 (what tells its
+        # metadata["mem0"] is engram's record of its origin), so that one is kept there, as ENGRAM_SOURCE,
+        # and the mem0 exporter gives it back in the item's engram entry.
+        kept[ENGRAM_SOURCE] = carried["source"]
     agent, promoted = _placed(ids, own, kept, names, where)
     created = timestamp(item.get(names["created_at"]), f"{where}.{names['created_at']}")
     updated = timestamp(item.get(names["updated_at"]), f"{where}.{names['updated_at']}")
@@ -201,6 +209,7 @@ def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[st
         category=carried.get("category", Category.KNOWLEDGE),
         type=carried.get("type") or "learned",
         importance=carried.get("importance", 0.5),
+        related_entity=carried.get("related_entity"), search_context=carried.get("search_context"),
         engram_id=carried.get("id"),
         tags=tags(item.get("categories"), f"{where}.categories"),
         metadata=with_provenance({**own, **promoted}, KIND, kept, where, warnings), placed=promoted,
@@ -210,6 +219,7 @@ def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[st
         agent=agent,
         id_field="id",
         fields={"content": ".memory", "key": f".{ENGRAM_ENTRY}.key" if carried.get("key") else ".memory",
+                "related_entity": f".{ENGRAM_ENTRY}.related_entity", "search_context": f".{ENGRAM_ENTRY}.search_context",
                 "tags": ".categories", "created_at": f".{names['created_at']}", "updated_at": f".{names['updated_at']}"},
         # mem0 updates a memory in place (same id, new text, later updated_at): a newer export brings
         # that to the memory an earlier import made (apply._changes), an older or the same one nothing.

@@ -82,7 +82,7 @@ def _fact(where: str, row: dict[str, Any], warnings: list[str]) -> Record:
         # metadata, and its created_at too when the caller gives none: the id alone is the fact's
         # identity, and a re-import brings a changed text and metadata to the memory the first one
         # made, as Zep's rewritten facts do (``apply._changes``: a text changed in engram since is kept).
-        time_in_id=False,
+        time_in_id=False, kept_as="id",  # an earlier build's id held a time sclaw may have moved: found by it
         refresh=True,
     )
 

@@ -137,6 +137,14 @@ def _text(message: ModelMessage) -> str:
     return "\n".join(texts)
 
 
+def _readable(message: ModelMessage, whole: Any) -> str:
+    """The history message's text: what a person reads of ``message`` as it was written (the
+    conversation's text, byte for byte), or the whole message as JSON when it holds no text to
+    read (a tool call or return)."""
+    text = _text(message)
+    return text if text.strip() else json.dumps(whole, ensure_ascii=False)
+
+
 def _whole(message: ModelMessage, i: int) -> Any:
     """``message`` as the JSON its history message keeps (``metadata["message"]``). Raises
     ``ValidationError`` naming ``messages[i].content`` for a text no store holds (a NUL, a lone
@@ -204,7 +212,7 @@ class EngramMessageStore:
         # Each at its own time (transcripts and the history's age show when it was said), else now.
         self.engram.history.append_many(key, [
             {"role": "user" if isinstance(message, ModelRequest) else "assistant",
-             "content": history_text(_text(message).strip() or json.dumps(item, ensure_ascii=False)),
+             "content": history_text(_readable(message, item)),
              "metadata": {"message": item},
              "created_at": None if message.timestamp is None else message.timestamp.timestamp()}
             for message, item in zip(messages, whole, strict=True)

@@ -121,14 +121,26 @@ def is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
+# Bounds this far out are a storage type's limit (an int64 column), not a limit a person meets.
+_NO_LIMIT = 2**63 - 1
+
+
 def range_words(low: float | None, high: float | None, *, whole: bool, low_strict: bool = False,
                 high_strict: bool = False) -> str:
     """What a value bounded by ``low`` and ``high`` (no bound when None; ``*_strict``: the bound
     itself excluded) takes, in the words every refusal of a number out of range uses: ``1 to 100``
-    and ``0 or more`` for a whole number, ``a number from 0 to 1`` and ``a number, 0 or more`` else."""
+    and ``0 or more`` for a whole number, ``a number from 0 to 1`` and ``a number, 0 or more`` else.
+    A bound at or past SQLite's largest integer (2**63 - 1, ``sys.maxsize``) or an infinite one is
+    no limit a person meets, and reads as none: ``1 or more``, not ``1 to 9223372036854775807``."""
     def bound(number: float) -> str:  # (an int whole: busy_timeout_ms's 2147483647, not 2.14748e+09)
         return str(number) if isinstance(number, int) else f"{number:g}"
 
+    if high is not None and high >= _NO_LIMIT:
+        high, high_strict = None, False
+    if low is not None and low <= -_NO_LIMIT:
+        low, low_strict = None, False
+    if low is None and high is None:
+        return "any whole number" if whole else "any number"
     if low is not None and high is not None and not (low_strict or high_strict):
         return f"{bound(low)} to {bound(high)}" if whole else f"a number from {bound(low)} to {bound(high)}"
     parts = []

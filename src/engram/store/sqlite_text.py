@@ -30,6 +30,7 @@ process) is indexed by a background thread while FTS5 answers, so no person wait
 
 from __future__ import annotations
 
+import bisect
 import logging
 import threading
 from collections.abc import Iterator, Sequence
@@ -222,14 +223,12 @@ class SqliteTextIndex:
 
         if same(meta.covered):
             return meta.covered
-        low, high = 0, meta.covered  # same(low) holds (or low is 0); same(high) does not
-        while high - low > 1:
-            middle = (low + high) // 2
-            if same(middle):
-                low = middle
-            else:
-                high = middle
-        return low
+        # Rowids are reused only above the highest one left, so the rows stop being the indexed
+        # ones at one rowid and stay changed above it: the first in 1..covered that is changed
+        # (covered itself is, as just seen), found by bisection; every rowid below it is unchanged.
+        first_changed = bisect.bisect_left(range(meta.covered + 1), True, lo=1, hi=meta.covered,
+                                           key=lambda rowid: not same(rowid))
+        return first_changed - 1
 
     def _rows(self, after: int, changed: set[int]) -> Iterator[text_index.TextRow]:
         """The rows to index: every row above ``after`` (in chunks) and the ``changed`` ones."""

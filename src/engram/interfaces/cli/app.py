@@ -12,7 +12,7 @@ import typer
 
 from engram.about import DISTRIBUTION, current_version
 from engram.errors import ConfigError, EngramError, NotFoundError, ValidationError
-from engram.interfaces.cli import chat, configuration, files, history, lifecycle, memory, migrate, parsing, render, server
+from engram.interfaces.cli import chat, configuration, files, history, lifecycle, memory, migrate, parsing, render, server, start
 from engram.interfaces.cli.option_names import OptionNamingGroup
 from engram.interfaces.cli.state import CliState
 
@@ -52,6 +52,7 @@ def _global_options(
     ctx.obj = CliState(home=home_path, config=config_path, agent=agent, session=session,
                        backend=backend, as_json=as_json)
     ctx.call_on_close(ctx.obj.close)
+    start.command_begins()
 
 
 memory.register(app)
@@ -90,9 +91,19 @@ def main() -> None:
     errors into a message and an exit code, and anything unexpected into one line, not a traceback."""
     from engram.interfaces.logs import show_command_warnings
 
-    show_command_warnings()
     try:
+        show_command_warnings()
         app(args=hoist_json(sys.argv[1:]), prog_name="engram")
+    except KeyboardInterrupt:  # outside the app (typer turns one within it into exit 130)
+        if start.nothing_done():
+            start.stopped_early()
+        raise
+    except SystemExit as exc:
+        # 130: typer's word for an interrupt. Stopped before the command did anything, say so
+        # (a command stopped later says what it did and did not do, or stays silent, as before).
+        if exc.code == 130 and start.nothing_done():
+            start.stopped_early()
+        raise
     except EngramError as exc:
         render.errors.print(f"[red]error:[/red] {render.markup_safe(exc)}", highlight=False)
         sys.exit(exit_code(exc))

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from engram.interfaces.cli import start
+
 if TYPE_CHECKING:  # imported when a command first needs them: `engram --help` never does
     from engram.config import Settings
     from engram.config_report import SettingsReport
@@ -90,9 +92,10 @@ class CliState:
             from engram.root import build_engram
 
             # Through the composition root, as every door: memory-folder mirror included.
-            settings = self.settings()
-            with self._global_options_named():
-                self._engram = build_engram(settings, origin="cli", warm=warm, mirror=mirror)
+            with start.opening_engine():  # reading the settings is starting up too
+                settings = self.settings()
+                with self._global_options_named():
+                    self._engram = build_engram(settings, origin="cli", warm=warm, mirror=mirror)
         return self._engram
 
     def reading_engram(self, *, warm: bool = False, mirror: bool = True) -> Engram:
@@ -101,7 +104,7 @@ class CliState:
         if self._engram is None:
             from engram.root import build_reading_engram
 
-            with self._global_options_named():
+            with self._global_options_named(), start.opening_engine():
                 self._engram = build_reading_engram(self.settings(), origin="cli", warm=warm, mirror=mirror)
         return self._engram
 
@@ -116,7 +119,7 @@ class CliState:
         if self._reaching is None:
             from engram.root import build_reaching_engram
 
-            with self._global_options_named():
+            with self._global_options_named(), start.opening_engine():
                 self._reaching = build_reaching_engram(self.settings(), all_agents=all_agents, origin="cli", warm=warm)
         if self._reaching is not None:
             return self._reaching

@@ -2,7 +2,8 @@
 
 ``Authorization: Bearer <token>`` on every request but ``/healthz``, ``/readyz`` and the static page; the
 optional ``X-Engram-Session`` header narrows the agent to one of its sessions. The same check
-guards MCP over HTTP (``McpAuth``), which keeps the agent in the ASGI scope for the tools, and
+guards MCP over HTTP (``McpAuth``), which keeps the agent in the ASGI scope for the tools and ties
+each MCP session to the token that opened it, and
 ``/metrics`` (``metrics_access``: a token of ``server.metrics_agent``) whenever the server has any live token.
 
 A route that needs a token checks it first (``check_token_first``, called by the API router's
@@ -196,15 +197,36 @@ async def metrics_access(
 
 
 class McpAuth:
-    """ASGI wrapper for the MCP endpoint: 401 without a valid token, else the caller in the scope."""
+    """ASGI wrapper for the MCP endpoint: 401 without a valid token, else the caller in the scope,
+    for the tools (each call acts for the token of the request that carries it), and as the scope's
+    ``user`` for the SDK's session manager.
+
+    The manager ties an MCP session (``Mcp-Session-Id``) to the ``user`` of the request that opened
+    it and answers any other 404 "Session not found", as it answers an unknown session: a request
+    with another token, another agent's or the same agent's, neither runs a tool, reads the
+    session's stream nor ends it (DELETE) within a session it did not open; with no ``user`` the
+    manager ties a session to no one, and any token holding its id was served in it. The owner is
+    the token (its id), not its agent: the token is what a request proves."""
 
     def __init__(self, app: Any, checks: TokenChecks) -> None:
+        # (imported here: the SDK loads only for a server that serves MCP)
+        from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+        from mcp.server.auth.provider import AccessToken
+
         self.app = app
         self.checks = checks
+        self._user_type = AuthenticatedUser
+        self._token_type = AccessToken
+
+    def _user(self, token: str, who: Caller) -> Any:
+        """The SDK's user for the caller: the session manager compares its ``client_id`` (the
+        token's id; ``subject``, the agent, follows from it) with the session owner's."""
+        return self._user_type(self._token_type(token=token, client_id=who.token_id, subject=who.agent, scopes=[]))
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
-        who = await authenticate(self.checks, headers.get("authorization"), headers.get(SESSION_HEADER.lower()))
+        authorization = headers.get("authorization")
+        who = await authenticate(self.checks, authorization, headers.get(SESSION_HEADER.lower()))
         if who is None:
             body = json.dumps({"type": "https://engram.dev/problems/unauthorized", "title": "Unauthorized",
                                "status": 401, "detail": "a valid bearer token is required"}).encode()
@@ -213,4 +235,5 @@ class McpAuth:
             await send({"type": "http.response.body", "body": body})
             return
         scope[SCOPE_KEY] = who
+        scope["user"] = self._user(_bearer(authorization) or "", who)
         await self.app(scope, receive, send)

@@ -1,0 +1,107 @@
+"""An MCP session over streamable HTTP answers only the token that opened it.
+
+A client of the initialize handshake (the SDK's ``mode="legacy"``, and MCP clients before the
+2026 revision) gets an ``Mcp-Session-Id`` and sends it with every request. Any token could be
+served within any session whose id it held: another agent's token ran tools (as itself) within
+it, read its stream and ended it (DELETE) for its owner. Each call acts for the token of the
+request that carries it, never for the session's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from tests.interfaces.conftest import Served
+
+VERSION = "2025-06-18"  # a handshake-era revision: the one with sessions
+SESSION_NOT_FOUND = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Session not found"}}
+
+
+def _call(ident: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+
+
+def _answer(response: httpx.Response) -> dict[str, Any]:
+    """The JSON-RPC message of a POST's answer, as JSON or as the one event of its SSE stream."""
+    if response.headers["content-type"].startswith("text/event-stream"):
+        return json.loads(next(line[5:] for line in response.text.splitlines() if line.startswith("data:")))
+    return response.json()
+
+
+def _raw(served: Served, token: str, **headers: str) -> httpx.AsyncClient:
+    return httpx.AsyncClient(base_url=served.url, timeout=30, headers={
+        "Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream", **headers})
+
+
+def test_a_session_answers_only_the_token_that_opened_it(served: Served) -> None:
+    alice_again, _ = served.tokens.create("alice", "second")  # the same agent's other token is another token
+
+    async def run() -> None:
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {served.alice}"})
+        sessions: list[str] = []
+
+        async def keep_session(response: Any) -> None:
+            if "mcp-session-id" in response.headers:
+                sessions.append(response.headers["mcp-session-id"])
+
+        http.event_hooks["response"].append(keep_session)
+        async with Client(streamable_http_client(f"{served.url}/mcp", http_client=http), mode="legacy") as alice:
+            stored = json.loads((await alice.call_tool("remember", {"content": "alice keeps the tulip bulbs in the shed"}))
+                                .content[0].text)
+            assert sessions, "the handshake gave no Mcp-Session-Id"
+            session = {"Mcp-Session-Id": sessions[0], "MCP-Protocol-Version": VERSION}
+            for other in (served.bob, alice_again):
+                async with _raw(served, other, **session) as intruder:
+                    for ident, (tool, arguments) in enumerate([
+                            ("recall", {"query": "tulip bulbs"}), ("get", {"memory_id": stored["memory_id"]}),
+                            ("remember", {"content": "written into another's session"}),
+                            ("forget", {"memory_id": stored["memory_id"]})], start=10):
+                        refused = await intruder.post("/mcp", json=_call(ident, tool, arguments))
+                        assert (refused.status_code, refused.json()) == (404, SESSION_NOT_FOUND), tool
+                    assert (await intruder.post("/mcp", json={"jsonrpc": "2.0", "id": 20, "method": "ping"})).status_code == 404
+                    # The session's stream (server-to-client messages) and its end are its owner's too.
+                    assert (await intruder.get("/mcp")).status_code == 404
+                    assert (await intruder.delete("/mcp")).status_code == 404
+                    # The same answer as for a session that does not exist: whether it does is not told.
+                    unknown = await intruder.post("/mcp", json=_call(21, "recall", {"query": "x"}),
+                                                  headers={"Mcp-Session-Id": "0" * 32})
+                    assert (unknown.status_code, unknown.json()) == (404, SESSION_NOT_FOUND)
+            # The owner's session goes on, untouched.
+            found = json.loads((await alice.call_tool("recall", {"query": "tulip bulbs shed"})).content[0].text)
+            assert [r["memory_id"] for r in found["results"]] == [stored["memory_id"]]
+
+    asyncio.run(run())
+    assert [m.content for m in served.engram.for_agent("alice").list()] == ["alice keeps the tulip bulbs in the shed"]
+    assert served.engram.for_agent("bob").list() == []
+
+
+def test_each_call_acts_for_its_own_requests_caller(served: Served) -> None:
+    # One session of alice's token: each request's own X-Engram-Session (read with its token at
+    # each request) decides where its call acts, not what the request that opened the session named.
+    async def run() -> list[str]:
+        async with _raw(served, served.alice) as alice:
+            opened = await alice.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+            assert opened.status_code == 200, opened.text
+            session = {"Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": VERSION}
+            assert (await alice.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                                     headers=session)).status_code == 202
+            ids = []
+            for ident, named in enumerate(["s1", "s2", None], start=2):
+                headers = {**session, **({"X-Engram-Session": named} if named else {})}
+                answer = _answer(await alice.post("/mcp", headers=headers, json=_call(
+                    ident, "remember", {"content": f"note made in {named}", "scope": "session" if named else "agent"})))
+                assert not answer["result"]["isError"], answer
+                ids.append(answer["result"]["structuredContent"]["memory_id"])
+            return ids
+
+    ids = asyncio.run(run())
+    alice = served.engram.for_agent("alice")
+    assert [str(alice.get(memory_id).scope) for memory_id in ids] == ["session:alice/s1", "session:alice/s2", "agent:alice"]
