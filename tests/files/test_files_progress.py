@@ -69,7 +69,45 @@ def test_a_first_pass_over_a_copied_folder_reports_its_embedding(tmp_path: Path)
     for phase, done, total in calls:
         phases[phase].append((done, total))
     _rising_to(phases["embedding"], 600)
+    # The database knew none of them: the folder's one file read counts 1, settling none more.
     assert phases["syncing"][0] == (0, 1) and phases["syncing"][-1] == (1, 1)
+
+
+def _syncing(calls: list[tuple[str, int, int]]) -> list[tuple[int, int]]:
+    return [(done, total) for phase, done, total in calls if phase == "syncing"]
+
+
+def test_a_pass_over_one_folder_of_several_files_counts_its_files_read_and_entries_settled(tmp_path: Path):
+    # Review: the count was the scope folders, 0/1 then 1/1 for a home's one folder of thousands of memories.
+    folder = tmp_path / "memory"
+    engram = _engram(tmp_path / "memory.db")
+    engram.remember_many([{"content": f"note {i} about the garden", "tags": [f"t{i % 3}"]} for i in range(450)])
+    syncer = FileSync(engram, folder)
+    calls: list[tuple[str, int, int]] = []
+    syncer.sync(progress=lambda *call: calls.append(call))
+    scope_dir = folder / "agents" / "default"
+    files = sorted(p.name for p in scope_dir.iterdir())
+    assert files == ["t0.md", "t1.md", "t2.md"]
+    _rising_to(_syncing(calls), 450)  # an empty folder: nothing read, each entry settled
+    assert len(set(_syncing(calls))) > 3
+
+    # Edited by hand: an entry the state does not know yet, and a file it has never seen.
+    with (scope_dir / "t1.md").open("a", encoding="utf-8") as out:
+        out.write("- typed in the editor\n")
+    (scope_dir / "more.md").write_text("- one more by hand\n- and another\n", encoding="utf-8")
+    calls.clear()
+    report = syncer.sync(progress=lambda *call: calls.append(call))
+    engram.close()
+    assert report.db_created == 3
+    counts = _syncing(calls)
+    # The three files' 450 entries as read, the new file as 1, then the 450 memories settled: the
+    # three entries more that the pass settles are not in the total it knew as it began.
+    _rising_to(counts, 450 + 1 + 450)
+    dones = [done for done, _ in counts]
+    read = [later - earlier for earlier, later in zip(dones[:3], dones[1:4], strict=True)]
+    # A file read at a time, counted as the entries it held (the new file's 1 shown with the next report).
+    assert all(step in (150, 151) for step in read), dones
+    assert len(set(counts)) > 6
 
 
 @pytest.fixture
@@ -96,7 +134,8 @@ def test_the_cli_draws_a_json_export_and_a_sync_on_stderr(tmp_path: Path, stderr
     assert "exporting" not in as_json.stderr
 
     synced = _run("--home", str(home), "sync")
-    assert "syncing" in synced.stderr and "1/1" in synced.stderr
+    # Written into an empty folder: nothing to read, the 250 entries settled counted.
+    assert "syncing" in synced.stderr and "250/250" in synced.stderr
     assert synced.stdout.splitlines()[1].startswith("database -> files: 250 added")
     assert "━" not in synced.stdout
     quiet = _run("--home", str(home), "--json", "sync")

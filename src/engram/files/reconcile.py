@@ -70,6 +70,7 @@ def reconcile(
     max_forget_share: float,
     passed: moves.PassMoves | None = None,
     progress: Callable[[int, int], None] | None = None,
+    count: PassCount | None = None,
 ) -> None:
     """Settle ``scope``'s folder, its files ``rels`` against its memories ``db``, as the table
     above says; ``st`` and ``report`` are changed in place, and the links of imported entries are
@@ -78,7 +79,9 @@ def reconcile(
     (``moves.PassMoves``): the memories an earlier folder took over, which ``db``, listed when the
     pass began, still shows here, and those it moved into this folder; this folder's are added.
     ``progress(done, total)`` follows the embedding of the entries imported with their ids (a
-    copied or restored folder: the bulk of a first pass)."""
+    copied or restored folder: the bulk of a first pass). ``count`` hears of the work as it is
+    done: each file read, weighed by the entries the state places in it, then each entry settled
+    (``PassCount``, which ``FileSync.sync`` weighs each folder with beforehand: ``weight``)."""
     scope_dir = side.layout.scope_dir(scope)
     passed = moves.PassMoves() if passed is None else passed
     if passed.taken:
@@ -88,6 +91,8 @@ def reconcile(
     # counting them over every entry of the state, per scope, made a full pass quadratic.
     for rel in rels:
         _load(side, rel, files, report, st.entries.holds(rel))
+        if count is not None:
+            count.step(_read_weight(st, rel))
     # Entries the state places in this scope whose file has vanished or cannot be read.
     for entry_state in st.entries.values():
         if layout.directly_in(entry_state.path, scope_dir) and entry_state.path not in files.docs:
@@ -121,6 +126,8 @@ def reconcile(
     for entry_id in sorted(ids - untouchable):
         _settle(side, database, entry_id, scope, db.get(entry_id), in_files.get(entry_id), st, files, report, removed,
                 move_refused=passed.turned_away.get(entry_id) == scope)
+        if count is not None:
+            count.step(1)
     _forget_removed(side, database, scope, removed, st, files, report, max_forget_share)
     if side.shared(scope):
         unknown = shared_keys.settle(side, database, scope, unknown, st, files, report)
@@ -132,6 +139,57 @@ def reconcile(
     _add_new(database, scope, new, st, files, report)
     write_files(side.folder, side.fmt, files, st, report, max_content_chars=side.max_content_chars)
     side.held.reread(files.written)  # the later folders' questions of the pass see them as written (``held``)
+
+# Entries settled between two reports of a pass's count (``PassCount``): a report per entry
+# would redraw the bar 20,000 times in a 20,000-memory pass.
+_REPORT_EVERY = 100
+
+
+def _read_weight(st: sync_state.SyncState, rel: str) -> int:
+    """What reading the file ``rel`` counts: the entries the state places in it (parsing takes
+    the longer the more it holds), 1 for a file the state knows nothing in."""
+    return max(1, len(st.entries.ids_in(rel)))
+
+
+def weight(st: sync_state.SyncState, rels: list[str], db: dict[str, Memory]) -> int:
+    """The work ``reconcile`` counts for a scope folder, known before it is read: its files ``rels``
+    as read (``_read_weight``), and the entries it will settle, as many as its memories ``db`` or
+    the entries the state places in those files, whichever is more (the ids it settles are both)."""
+    held = sum(len(st.entries.ids_in(rel)) for rel in rels)
+    return sum(_read_weight(st, rel) for rel in rels) + max(len(db), held)
+
+
+class PassCount:
+    """How far a full pass is, as ``progress(done, total)``: the scope folders' ``weight``s added
+    up, so the count moves as files are read and entries settled (a home's one folder holding
+    thousands of memories is most of its pass), not a folder at a time. A folder's count never
+    passes its weight (the state or the database may hold fewer than it settles) and is made
+    whole as the folder ends (or more than it settles), so the count only rises."""
+
+    def __init__(self, weights: list[int], progress: Callable[[int, int], None]) -> None:
+        self.total, self.done, self._end, self._shown = sum(weights), 0, 0, -1
+        self._weights, self._progress = iter(weights), progress
+
+    def folder(self) -> None:
+        """The next folder begins: the count may rise by its weight."""
+        self._report(force=True)
+        self._end += next(self._weights)
+
+    def step(self, n: int) -> None:
+        """``n`` more of the folder's work done."""
+        self.done = min(self.done + n, self._end)
+        self._report()
+
+    def folder_done(self) -> None:
+        """The folder is settled: its weight counted whole."""
+        self.done = self._end
+        self._report(force=True)
+
+    def _report(self, force: bool = False) -> None:
+        if self.done != self._shown and (force or self.done - self._shown >= _REPORT_EVERY):
+            self._progress(self.done, self.total)
+            self._shown = self.done
+
 
 def _part_repeats(
     side: FolderSide,

@@ -46,7 +46,7 @@ from .entry import Problem
 from .links import PendingLink
 from .mirror import QuickPass
 from .paths import Folder
-from .reconcile import reconcile
+from .reconcile import PassCount, reconcile, weight
 from .report import SyncReport, memory_off
 from .scan import list_scope, scan, state_scopes
 from .settings import FilesSettings
@@ -340,7 +340,8 @@ class FileSync:
     def sync(self, scopes: Iterable[Scope] | None = None,
              progress: Callable[[str, int, int], None] | None = None) -> SyncReport:
         """One two-way pass over ``scopes`` (default: every scope in the database or the folder).
-        ``progress(phase, done, total)`` counts the scope folders settled (``syncing``), and the
+        ``progress(phase, done, total)`` counts the files read and the entries settled, weighed
+        before the first folder is read (``syncing``: ``reconcile.PassCount``), and the
         entries a folder brings that the database lacks as they are embedded (``embedding``). With
         memory off (a store that keeps nothing) the folder is not touched, and ``off`` says why."""
         if self.off:  # before the lock, which makes the folder's state files
@@ -371,15 +372,23 @@ class FileSync:
             ordered = sorted(all_scopes - held - set(unnamed), key=str)
             pending: list[PendingLink] = []  # imported entries' links, made once every folder is settled
             passed = moves.PassMoves(tuple(ordered))  # the pass's hand moves, shared by its folders
-            for n, scope in enumerate(ordered):
-                if progress:
-                    progress("syncing", n, len(ordered))
+            # The count of the pass (``PassCount``): its files read and entries settled, weighed
+            # folder by folder before any is read, so the bar's total is known as it starts.
+            count = None if progress is None else PassCount(
+                [weight(st, files_by_scope.get(scope, []), db_by_scope.get(scope, {})) for scope in ordered],
+                lambda done, total: progress("syncing", done, total))
+            for scope in ordered:
+                if count is not None:
+                    count.folder()
                 # Each folder's share kept apart (``SyncReport.seen_by``); one backup a pass at most,
                 # which reconcile takes only while the report holds none.
                 part = SyncReport(backup=report.backup)
                 reconcile(side, database, scope, db_by_scope.get(scope, {}), files_by_scope.get(scope, []), st, part,
                           pending, max_forget_share=self.max_forget_share, passed=passed,
-                          progress=None if progress is None else lambda done, total: progress("embedding", done, total))
+                          progress=None if progress is None else lambda done, total: progress("embedding", done, total),
+                          count=count)
+                if count is not None:
+                    count.folder_done()
                 if part.backup is report.backup:
                     part.backup = None  # taken for an earlier folder of the pass, not this one's
                 report.add_scope(scope, part)
@@ -397,8 +406,8 @@ class FileSync:
                 if part.backup is report.backup:
                     part.backup = None
                 report.add_scope(scope, part)
-            if progress:
-                progress("syncing", len(ordered), len(ordered))
+            if progress is not None and count is not None:
+                progress("syncing", count.total, count.total)
             self._save_state(st)
             if wanted is None and self.type_json:
                 from . import export
