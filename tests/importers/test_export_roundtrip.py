@@ -297,3 +297,42 @@ def test_a_mem0_export_entrys_related_entity_past_its_bound_is_named(tmp_path: P
     assert isinstance(result.exception, SnapshotError), result.output
     assert "results[0].engram.related_entity: is longer than 200 characters" in str(result.exception)
     assert as_json(tmp_path / "b", "count") == {"count": 0}
+
+
+def test_basic_memory_export_keeps_engrams_related_entity_search_context_and_source(tmp_path: Path) -> None:
+    # basic-memory has no such fields: the note carries them as front-matter keys engram owns (basic-memory
+    # keeps a key it does not know as the note's metadata). They were left out, and the import made the
+    # note's title (the memory's key) its entity.
+    context = 'drinks "she" orders\nat the cafe'
+    run(tmp_path / "a", "remember", "Alice likes green tea", "--key", "tea", "--entity", "Alice", "--source", "chat",
+        "--search-context", context)
+    run(tmp_path / "a", "remember", "The kettle is electric", "--key", "kettle")
+    vault, again = tmp_path / "vault", tmp_path / "again"
+    run(tmp_path / "a", "export", str(vault), "--format", "basic-memory")
+    front = yaml.safe_load((vault / "tea.md").read_text().split("---")[1])  # as basic-memory's YAML reads it
+    assert (front["engram_related_entity"], front["engram_search_context"], front["engram_source"]) == (
+        "Alice", context, "chat")
+    assert front["title"] == "tea" and "source" not in front  # basic-memory's own keys as they were
+    kettle = yaml.safe_load((vault / "kettle.md").read_text().split("---")[1])
+    assert not {"engram_related_entity", "engram_search_context"} & set(kettle)  # none made up
+    as_json(tmp_path / "b", "import", str(vault))
+    copy = as_json(tmp_path / "b", "get", "tea")
+    assert (copy["related_entity"], copy["search_context"]) == ("Alice", context)
+    assert copy["source"] == "basic-memory" and copy["metadata"]["basic_memory"]["engram_source"] == "chat"
+    assert [m["key"] for m in as_json(tmp_path / "b", "list", "--entity", "alice")] == ["tea"]
+    assert as_json(tmp_path / "b", "get", "kettle")["related_entity"] is None  # not the note's title
+    run(tmp_path / "b", "export", str(again), "--format", "basic-memory")  # and given back by the next export
+    assert [line for line in (again / "tea.md").read_text().splitlines() if line.startswith("engram_")][1:] == [
+        line for line in (vault / "tea.md").read_text().splitlines() if line.startswith("engram_")][1:]
+
+
+def test_a_notes_engram_related_entity_past_its_bound_is_named(tmp_path: Path) -> None:
+    run(tmp_path / "a", "remember", "Alice likes green tea", "--key", "tea", "--entity", "Alice")
+    vault = tmp_path / "vault"
+    run(tmp_path / "a", "export", str(vault), "--format", "basic-memory")
+    note = vault / "tea.md"
+    note.write_text(note.read_text().replace('engram_related_entity: "Alice"', f'engram_related_entity: "{"A" * 201}"'))
+    result = CliRunner().invoke(app, ["--home", str(tmp_path / "b"), "import", str(vault)])
+    assert isinstance(result.exception, SnapshotError), result.output
+    assert "tea.md front matter engram_related_entity: is longer than 200 characters" in str(result.exception)
+    assert as_json(tmp_path / "b", "count") == {"count": 0}

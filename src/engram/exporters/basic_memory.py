@@ -2,7 +2,8 @@
 
 A note is named and permalinked by the memory's key, with front matter (``title``, ``type``,
 ``tags``, ``permalink``, ``created``, ``modified`` and engram's ``engram_id``, ``category``,
-``importance`` and, when it has any, the memory's metadata as JSON in ``engram_metadata``), the
+``importance``, ``engram_related_entity``, ``engram_search_context`` and ``engram_source`` (those
+the memory has) and, when it has any, the memory's metadata as JSON in ``engram_metadata``), the
 content as its body, and each link as a ``- links_to [[other-key]]`` relation, so basic-memory
 builds the same graph and ``engram import --from basic-memory`` reads it back byte for byte. Keys
 become file names with anything unsafe replaced; the folder is created when missing and notes
@@ -33,7 +34,7 @@ from engram.errors import StorageError
 from engram.exporters import visible
 from engram.files import own_folder
 from engram.importers.base import split_provenance
-from engram.importers.basic_memory import FENCE_INFO, KIND, PROVENANCE, reads_as
+from engram.importers.basic_memory import ENGRAM_NAMES, ENGRAM_SOURCE, FENCE_INFO, KIND, PROVENANCE, reads_as
 from engram.model import Memory
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -97,7 +98,14 @@ def _note(memory: Memory, names: dict[str, str]) -> str:
     ]
     # A memory imported from basic-memory holds where it came from beside its own metadata: the
     # import of this note records where it comes from anew.
-    own = split_provenance(memory.metadata, PROVENANCE)[0] if memory.source == KIND else dict(memory.metadata)
+    own, origin = split_provenance(memory.metadata, PROVENANCE) if memory.source == KIND else (dict(memory.metadata), {})
+    # engram's fields basic-memory has none for, under engram's names (basic-memory keeps a key it does
+    # not know as the note's metadata). The source a memory from basic-memory had before (it came from
+    # engram's own export), else its own: basic-memory's is not written (the note is basic-memory's).
+    source = origin.get(ENGRAM_SOURCE) if memory.source == KIND else memory.source
+    front += [f"{ENGRAM_NAMES[name]}: {_quote(value)}" for name, value in (
+        ("related_entity", memory.related_entity), ("search_context", memory.search_context), ("source", source))
+        if isinstance(value, str) and value]
     if own:
         # JSON with every non-ASCII character escaped is printable ASCII on one line: in single
         # quotes YAML takes it as it is (a quote doubled), and JSON gives every value back exactly.

@@ -18,8 +18,10 @@ folder is read from disk, its observations with it; a time written with more dig
 microsecond is read to its last digit. A link to a note the folder does not hold is kept in
 metadata only. Task checkboxes (``- [ ]``, ``- [x]``, tagged or not) are prose, as basic-memory
 treats them. A note engram exported (``engram_id`` in its front matter) gets
-its category and importance back, its metadata from ``engram_metadata`` (JSON; the note's fields,
-its relations included, in ``metadata["basic_memory"]`` beside it), its tags as written, and its
+its category and importance back, its related entity and search context from
+``engram_related_entity`` and ``engram_search_context`` (none without them: its title is the memory's
+key), its metadata from ``engram_metadata`` (JSON; the note's fields, its relations and the memory's
+former source, ``engram_source``, included, in ``metadata["basic_memory"]`` beside it), its tags as written, and its
 content from an ```` ```engram ```` fenced block when it has one (byte for byte: the exporter writes
 one when the prose would not read back as it is; text outside the block, added later, follows it
 after a blank line); it is skipped when the importing agent holds that id (it is that memory).
@@ -70,8 +72,15 @@ _LEADING_BLANK_LINES = re.compile(rf"^(?:[ \t]*{_BREAK})+")
 FENCE_INFO = "engram"
 _FENCE_OPEN = re.compile(rf"^(`{{3,}}){FENCE_INFO}[ \t]*$")
 PROVENANCE = "basic_memory"  # the metadata entry that says which note a memory came from
-# engram's fields of a memory as the front matter of a note engram exported names them.
-_ENGRAM_NAMES = {"id": "engram_id", "key": "engram_key", "category": "category", "importance": "importance"}
+# engram's fields of a memory as the front matter of a note engram exported names them: those
+# basic-memory has no field for under engram's own names, which basic-memory keeps as the note's metadata.
+ENGRAM_NAMES = {"id": "engram_id", "key": "engram_key", "category": "category", "importance": "importance",
+                "related_entity": "engram_related_entity", "search_context": "engram_search_context",
+                "source": "engram_source"}
+# Where a memory imported from engram's own export keeps, in ``metadata["basic_memory"]``, the source it
+# had in the engram it came from (``chat``, ``cli``, ...): its own is basic-memory (what tells that entry is
+# engram's record of its origin), and the exporter writes this one back.
+ENGRAM_SOURCE = ENGRAM_NAMES["source"]
 
 
 def looks_like(files: Files) -> bool:
@@ -105,10 +114,15 @@ def read(files: Files, modified: Mapping[str, float] | None = None) -> Plan:
         plan.records.append(Record(
             source_id=note["rel"], where=note["rel"], content=note["body"] or note["title"],
             key=note["engram"].get("key") or note["permalink"],
-            type=note["type"], tags=note["tags"], metadata=meta, related_entity=note["title"],
+            type=note["type"], tags=note["tags"], metadata=meta,
+            # A note engram exported is titled by the memory's key: its entity is the one it carries, if any.
+            related_entity=note["engram"].get("related_entity") if note["exported"] else note["title"],
+            search_context=note["engram"].get("search_context"),
             created_at=note["created"], updated_at=note["updated"], engram_id=note["engram"].get("id"),
             category=note["engram"].get("category", Category.KNOWLEDGE), importance=note["engram"].get("importance", 0.5),
-            fields={"content": "", "key": " front matter permalink", "related_entity": " title",
+            fields={"content": "", "key": " front matter permalink",
+                    "related_entity": " front matter engram_related_entity" if note["exported"] else " title",
+                    "search_context": " front matter engram_search_context",
                     "updated_at": " front matter modified",
                     "created_at": " file modification time" if note["dated_by_file"] else " front matter created"},
             time_in_id=not note["dated_by_file"],
@@ -137,16 +151,18 @@ def _note(text: str, rel: str, modified: float | None = None) -> dict[str, Any]:
     extra = {k: v for k, v in front.items() if k not in ("title", "permalink", "tags", "type")}
     # engram's own export: its id, category, importance and metadata are the memory's, not the note's.
     exported = "engram_id" in extra
-    places = {name: f"{rel} front matter {written}" for name, written in _ENGRAM_NAMES.items()}
-    carried = engram_fields({"id": extra.pop("engram_id"), "key": extra.pop("engram_key", None),
-                             "category": extra.pop("category", None), "importance": extra.pop("importance", None)},
+    places = {name: f"{rel} front matter {written}" for name, written in ENGRAM_NAMES.items()}
+    carried = engram_fields({name: extra.pop(written, None) for name, written in ENGRAM_NAMES.items()},
                             f"{rel} front matter", places) if exported else {}
+    if carried.get("source") and carried["source"] != KIND:
+        extra[ENGRAM_SOURCE] = carried["source"]  # kept with the note's other fields in metadata["basic_memory"]
     own = metadata(extra.pop("engram_metadata", None) or {}, f"{rel} front matter engram_metadata") if exported else {}
     note: dict[str, Any] = {
         "rel": rel, "title": title, "permalink": permalink, "created": created, "updated": updated,
         "type": type_word(front.get("type"), "note"),
         "tags": tags(_tag_list(front.get("tags"), exported), f"{rel} front matter tags"),
-        "links": [], "observations": [], "relations": [], "engram": carried, "dated_by_file": dated_by_file,
+        "links": [], "observations": [], "relations": [], "engram": carried, "exported": exported,
+        "dated_by_file": dated_by_file,
         "warnings": [],
     }
     lines = text.splitlines(keepends=True)
