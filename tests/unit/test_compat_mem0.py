@@ -1120,3 +1120,20 @@ def test_categories_and_tags_added_in_engram_past_the_bound_are_refused_naming_t
         f"results[1].categories: with the 50 tags added in engram to memory {memory.key}, has 110 different tags "
         "(allowed: at most 100 different tags"), refused.value
     assert _read(m, memory.id) == tagged and alex.count() == 1
+
+
+def test_a_newer_item_keeps_the_search_context_and_entity_set_in_engram(m: Memory) -> None:
+    # mem0 has no search context or related entity: they are engram's, set in engram. A newer item
+    # (mem0's new text) brings its text and keeps them, as engram import keeps them, where the facade
+    # cleared both; an item whose engram entry (engram's own mem0 export) carries them brings those.
+    assert m.import_mem0([_FIRST]) == {"imported": 1, "skipped": 0, "forgotten": 0}
+    alex = m.engram.for_agent("alex")
+    [memory] = alex.list(scope="agent")
+    set_here = alex.update(memory, search_context="summer holiday plans", related_entity="Alex").memory
+    later = _later(set_here.updated_at, _FIRST, memory="Is travelling to Paris in July")
+    assert m.import_mem0([later]) == {"imported": 1, "skipped": 0, "forgotten": 0}
+    now = _read(m, memory.id)
+    assert (now.content, now.search_context, now.related_entity) == (later["memory"], "summer holiday plans", "Alex")
+    carried = _later(now.updated_at, later, engram={"search_context": "autumn plans", "related_entity": "Sam"})
+    assert m.import_mem0([carried]) == {"imported": 1, "skipped": 0, "forgotten": 0}
+    assert (_read(m, memory.id).search_context, _read(m, memory.id).related_entity) == ("autumn plans", "Sam")

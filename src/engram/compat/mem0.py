@@ -238,7 +238,9 @@ def _as_imported(view: Engram, record: Any, content: str, held: EngramMemory) ->
     import made of it) to that memory: what importing it fresh would give, its text, metadata
     (mem0's fields kept as ``_stored`` keeps them), and the valid time the import gives it
     (``valid_until`` from mem0's ``expiration_date``, the start by
-    ``importers.apply.imported_valid_from``), a field the item leaves empty cleared; but for its
+    ``importers.apply.imported_valid_from``), a field the item leaves empty cleared (not the
+    related entity and search context: engram's, which mem0 has none for, brought only from an item's
+    ``engram`` entry, else kept as set in engram); but for its
     tags, ``engram import``'s rule (``importers.apply.refreshed_tags``): mem0's categories in
     place of those the last import brought, a tag added in engram since kept (both together past
     ``MAX_TAGS``: ``SnapshotError`` naming the item's field, ``results[0].categories``). What the import
@@ -253,10 +255,14 @@ def _as_imported(view: Engram, record: Any, content: str, held: EngramMemory) ->
         "importance": record.importance, "tags": refreshed_tags(held, record, record.tags, KIND),
         "metadata": with_imported(record.metadata, record, KIND, content), "source": KIND,
         "valid_from": imported_valid_from(view, record, content), "valid_until": record.valid_until,
-        "related_entity": record.related_entity, "search_context": None,
     }
     # Cleared, not left out: update keeps a field it is not given, and reads valid_from from the text.
     cleared = [name for name, value in fields.items() if value is None]
+    # engram's own fields, which mem0 has none for: an item brings them only when its engram entry
+    # carries them (engram's own mem0 export), else the memory keeps those set in engram, as engram
+    # import keeps them.
+    fields |= {name: value for name, value in (("related_entity", record.related_entity),
+                                               ("search_context", record.search_context)) if value is not None}
     return {name: value for name, value in fields.items() if value is not None} | {"clear": cleared}
 
 
