@@ -260,6 +260,13 @@ async def end_revoked_sessions(manager: Any, tokens: TokenStore, every: float = 
     ``_session_owners``: it offers no public way to list or end sessions), and a request naming it
     gets 404 "Session not found". One read of the live tokens per round, none while no session is
     open; a read that fails (the database busy) is retried at the next round."""
+    if not (isinstance(getattr(manager, "_session_owners", None), dict)
+            and isinstance(getattr(manager, "_server_instances", None), dict)):
+        # An MCP SDK whose manager keeps its sessions otherwise: a revoked token's sessions then end
+        # at their idle timeout, as before, rather than the server's lifespan failing.
+        logger.warning("this MCP SDK's session manager cannot be read: a revoked token's open MCP sessions "
+                       "end at server.mcp_session_idle_s")
+        return
     while True:
         await asyncio.sleep(every)
         owners: dict[str, Any] = dict(manager._session_owners)
