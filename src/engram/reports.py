@@ -20,7 +20,7 @@ from engram import jsondoc
 from engram.errors import ValidationError
 from engram.model import MemoryFilter, parse_ref
 from engram.store.base import StoreStats
-from engram.visibility import held_by_id, narrow_audit, without_others_links
+from engram.visibility import held_by_id, narrow_audit, without_others_links, without_others_names
 
 if TYPE_CHECKING:
     from engram.agent_stats import AgentStats
@@ -52,7 +52,8 @@ class _Reporting:
         ``since``/``until`` bound the time at both ends, inclusive: epoch seconds, ISO 8601 (a time
         without an offset in ``time.zone``) or a phrase as ``recall(when=...)`` reads it
         ("yesterday", "last week": ``since`` takes its start, ``until`` its end). ``action``,
-        ``origin`` and ``memory`` (id or key) narrow it; a ``memory`` id of another session of this
+        ``origin`` and ``memory`` (id or key) narrow it; a row another agent wrote (about a global
+        memory) names it ``"another agent"`` (``visibility.without_others_names``); a ``memory`` id of another session of this
         view's agent, which the id reaches (``get``), reads that memory's scope too (``_audit_reach``).
         A ``forgotten`` entry keeps the memory
         whole, its links kept to memories this view may read (``visibility.narrow_audit``); a link row
@@ -78,8 +79,9 @@ class _Reporting:
             if len(entries) == wanted or len(found) < query.limit or query.limit >= MAX_QUERY_LIMIT:
                 break
             query = replace(query, limit=min(MAX_QUERY_LIMIT, query.limit * 4))
-        # A forget keeps the memory whole, links to other agents' memories too: shown as its links are.
-        return narrow_audit(self.store, entries, readable)
+        # A forget keeps the memory whole, links to other agents' memories too: shown as its links are;
+        # another agent's name (the writer of a global memory) is not shown (``without_others_names``).
+        return without_others_names(narrow_audit(self.store, entries, readable), self.scope)
 
     def _audit_reach(self, memory_id: str | None) -> MemoryFilter:
         """What an audit about ``memory_id`` reads: this view's scopes, and the memory's own when the
@@ -97,7 +99,8 @@ class _Reporting:
         Narrowed, as ``audit_trail``, to memories of the scopes this view reads (and the memory's own,
         in another session of this view's agent, when the id reaches it as ``get`` does), unless
         ``every_agent``: the operator's reach (as ``stats``), for an application that answers for
-        every agent's memories itself (the mem0 facade's ``history`` takes any owner's id). Taken
+        every agent's memories itself (the mem0 facade's ``history`` takes any owner's id): only
+        then are other agents' names shown (``visibility.without_others_names``). Taken
         on any engine, a view of one agent included, as ``stats`` and ``for_agent`` are: an
         ``Engram`` in a program is the operator's, and an agent's doors (HTTP, MCP, the CLI's
         ``--agent``, the framework adapters given a view) never pass it. Raises
@@ -116,7 +119,9 @@ class _Reporting:
         # Newest first as every trail answers (in the order written: rows of one instant included,
         # where the in-process trail numbers none), so reversed is oldest first.
         rows.reverse()
-        return rows if readable is None else narrow_audit(self.store, without_others_links(rows, self.scope), readable)
+        if readable is None:
+            return rows
+        return without_others_names(narrow_audit(self.store, without_others_links(rows, self.scope), readable), self.scope)
 
     def forgotten(self, ids: Iterable[tuple[str, str | None]]) -> set[tuple[str, str | None]]:
         """Of ``ids`` (each a memory id with the agent it belongs to, None for global), the pairs

@@ -103,12 +103,42 @@ def without_others_links(entries: Sequence[AuditEntry], viewer: Scope) -> list[A
                                        and e.detail.get("with") == [] and _actor_agent(e) != viewer.agent)]
 
 
-def _actor_agent(entry: AuditEntry) -> str | None:
-    """The agent whose view wrote ``entry``; None for a global view, or a scope engram did not write."""
+# What an agent's view shows for another agent's name in an audit row (``without_others_names``).
+ANOTHER_AGENT = "another agent"
+
+
+def without_others_names(entries: Sequence[AuditEntry], viewer: Scope) -> list[AuditEntry]:
+    """``entries`` with another agent's name replaced by ``ANOTHER_AGENT``: the ``actor_scope`` of
+    a row another agent wrote (its store, update or forget of a global memory every agent reads),
+    and a move's ``from`` when the memory left another agent's scope (promoted to global). Shown,
+    they told every agent reading a global memory's trail which agent wrote it and when: one agent
+    learns no other agent's name or actions. The viewer's own rows (any session of its agent) keep
+    theirs; a global view (the operator's, no agent) reads the trail whole, as ``stats`` does."""
+    if viewer.agent is None:
+        return list(entries)
+    shown = []
+    for e in entries:
+        if _actor_agent(e) not in (None, viewer.agent):
+            e = replace(e, actor_scope=ANOTHER_AGENT)
+        if e.action == "moved" and isinstance(e.detail, dict) and _scope_agent(e.detail.get("from")) not in (None, viewer.agent):
+            e = replace(e, detail={**e.detail, "from": ANOTHER_AGENT})
+        shown.append(e)
+    return shown
+
+
+def _scope_agent(scope: object) -> str | None:
+    """The agent of a scope as the trail writes it (``str(Scope)``); None for global or not a scope."""
+    if not isinstance(scope, str):
+        return None
     try:
-        return Scope.parse(entry.actor_scope).agent
+        return Scope.parse(scope).agent
     except ValidationError:
         return None
+
+
+def _actor_agent(entry: AuditEntry) -> str | None:
+    """The agent whose view wrote ``entry``; None for a global view, or a scope engram did not write."""
+    return _scope_agent(entry.actor_scope)
 
 
 def reaches(viewer: Scope, scope: Scope) -> bool:

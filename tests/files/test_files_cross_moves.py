@@ -53,8 +53,9 @@ def test_a_file_moved_from_bobs_folder_to_alices_keeps_the_memory_versions_vecto
     assert _rows(home, "alice", versions) == [("bob likes green tea",)]
     assert _rows(home, "alice", "SELECT COUNT(*) FROM memory_vectors v JOIN memories m ON m.rowid = v.memory_rowid"
                                 f" WHERE m.id = '{memory_id}'") == [(1,)]
+    # bob is not named to alice (``visibility.without_others_names``).
     [moved] = json.loads(_run(home, "--agent", "alice", "--json", "audit", "--action", "moved"))
-    assert (moved["memory_id"], moved["detail"]) == (memory_id, {"from": "agent:bob", "to": "agent:alice"})
+    assert (moved["memory_id"], moved["detail"]) == (memory_id, {"from": "another agent", "to": "agent:alice"})
     assert json.loads(_run(home, "--agent", "bob", "--json", "audit", "--action", "forgotten")) == []
     assert "jasmine" in _run(home, "--agent", "alice", "get", "btea")
     assert "jasmine" not in _run(home, "--agent", "bob", "recall", "jasmine tea")

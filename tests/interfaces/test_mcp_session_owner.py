@@ -18,6 +18,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from engram.auth import VERIFIED_RECHECK_S, TokenStore
 from tests.interfaces.conftest import Served
 
 VERSION = "2025-06-18"  # a handshake-era revision: the one with sessions
@@ -105,3 +106,55 @@ def test_each_call_acts_for_its_own_requests_caller(served: Served) -> None:
     ids = asyncio.run(run())
     alice = served.engram.for_agent("alice")
     assert [str(alice.get(memory_id).scope) for memory_id in ids] == ["session:alice/s1", "session:alice/s2", "agent:alice"]
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+
+
+def test_revoking_a_token_ends_the_sessions_it_opened_and_their_streams(served: Served) -> None:
+    """A revoked token is refused on its next request; the sessions it opened end too, within about
+    a second (``auth.end_revoked_sessions``), their GET streams (server-to-client messages)
+    included: before, a stream stayed open until the client left or ``server.mcp_session_idle_s``
+    (30 minutes) ran out. Revoked as ``engram token revoke`` does, from another store of the same
+    database (another process); another token's session goes on."""
+
+    async def open_session(token: str) -> dict[str, str]:
+        async with _raw(served, token) as client:
+            opened = await client.post("/mcp", json=INITIALIZE)
+            assert opened.status_code == 200, opened.text
+            session = {"Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": VERSION}
+            done = await client.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                                     headers=session)
+            assert done.status_code == 202, done.text
+        return session
+
+    async def until_closed(stream: httpx.Response) -> None:
+        async for _ in stream.aiter_bytes():
+            pass
+
+    async def run() -> None:
+        alices, bobs = await open_session(served.alice), await open_session(served.bob)
+        async with _raw(served, served.alice, **alices) as alice, _raw(served, served.bob, **bobs) as bob:
+            async with alice.stream("GET", "/mcp") as stream:
+                assert stream.status_code == 200 and stream.headers["content-type"].startswith("text/event-stream")
+                elsewhere = TokenStore.open(served.db_path)
+                try:
+                    await asyncio.to_thread(elsewhere.revoke, served.alice)
+                finally:
+                    elsewhere.close()
+                revoked = asyncio.get_running_loop().time()
+                await asyncio.wait_for(until_closed(stream), timeout=10)  # ended by the server, not left open
+                assert asyncio.get_running_loop().time() - revoked < 5
+            ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+            # Refused: 404 "Session not found" while the server's last check of the token is under a
+            # second old (``VERIFIED_RECHECK_S``), then 401.
+            assert (await alice.post("/mcp", json=ping)).status_code in (401, 404)
+            await asyncio.sleep(VERIFIED_RECHECK_S)
+            assert (await alice.post("/mcp", json=ping)).status_code == 401
+            # Bob's session, opened by a live token, is untouched.
+            assert _answer(await bob.post("/mcp", json=ping))["result"] == {}
+            async with bob.stream("GET", "/mcp") as kept:
+                assert kept.status_code == 200
+
+    asyncio.run(run())

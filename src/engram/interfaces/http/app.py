@@ -8,6 +8,7 @@ serialised by the store's connection lock. Nothing heavy happens at start-up.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from importlib import resources
@@ -23,7 +24,7 @@ from engram.auth import TokenStore
 from engram.engine import Engram
 from engram.errors import ValidationError
 from engram.interfaces.http import problems
-from engram.interfaces.http.auth import SCOPE_KEY, Caller, McpAuth, TokenChecks
+from engram.interfaces.http.auth import SCOPE_KEY, Caller, McpAuth, TokenChecks, end_revoked_sessions
 from engram.interfaces.http.limits import BodyLimit
 from engram.interfaces.http.metrics import Metrics, MetricsMiddleware
 from engram.interfaces.http.readiness import Readiness
@@ -88,7 +89,14 @@ def create_app(engram: Engram, tokens: TokenStore, settings: ServerSettings | No
             yield
             return
         async with manager.run():
-            yield
+            # A revoked token's open MCP sessions (their streams) end within a second, not at the idle timeout.
+            watcher = asyncio.create_task(end_revoked_sessions(manager, tokens))
+            try:
+                yield
+            finally:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watcher
 
     app = FastAPI(
         title="engram", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,

@@ -3,8 +3,9 @@
 ``Authorization: Bearer <token>`` on every request but ``/healthz``, ``/readyz`` and the static page; the
 optional ``X-Engram-Session`` header narrows the agent to one of its sessions. The same check
 guards MCP over HTTP (``McpAuth``), which keeps the agent in the ASGI scope for the tools and ties
-each MCP session to the token that opened it, and
-``/metrics`` (``metrics_access``: a token of ``server.metrics_agent``) whenever the server has any live token.
+each MCP session to the token that opened it (ending it when that token is revoked:
+``end_revoked_sessions``), and ``/metrics`` (``metrics_access``: a token of ``server.metrics_agent``)
+whenever the server has any live token.
 
 A route that needs a token checks it first (``check_token_first``, called by the API router's
 route class before FastAPI reads the body or solves a dependency), so a request without a valid
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -29,9 +31,15 @@ from starlette.concurrency import run_in_threadpool
 from engram import jsondoc
 from engram.auth import VERIFIED_RECHECK_S, TokenInfo, TokenStore
 from engram.engine import Engram
+from engram.errors import StorageError
 
 SESSION_HEADER = "X-Engram-Session"
 SCOPE_KEY = "engram.caller"
+# How often the open MCP sessions' tokens are checked (``end_revoked_sessions``): as soon as a
+# token revoked by another process is refused on a new request (``VERIFIED_RECHECK_S``).
+REVOKED_SESSIONS_CHECK_S = VERIFIED_RECHECK_S
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,3 +245,43 @@ class McpAuth:
         scope[SCOPE_KEY] = who
         scope["user"] = self._user(_bearer(authorization) or "", who)
         await self.app(scope, receive, send)
+
+
+async def end_revoked_sessions(manager: Any, tokens: TokenStore, every: float = REVOKED_SESSIONS_CHECK_S) -> None:
+    """Run for the server's life beside the MCP session manager: every ``every`` seconds while any
+    MCP session is open, end the sessions whose token (``McpAuth`` made it their owner) is no
+    longer live, revoked by this server or by another process (``engram token revoke``).
+
+    A revoked token is refused on its next request, but a session it opened held what it had
+    open: its GET stream (the server's messages to the client) stayed open until the client left
+    or ``server.mcp_session_idle_s`` (30 minutes) ran out, and a user revoking a leaked token
+    expects it to stop now. The SDK ends a session so on its idle timeout: the transport's
+    ``terminate`` closes its streams, the manager forgets it (``_server_instances``,
+    ``_session_owners``: it offers no public way to list or end sessions), and a request naming it
+    gets 404 "Session not found". One read of the live tokens per round, none while no session is
+    open; a read that fails (the database busy) is retried at the next round."""
+    if not (isinstance(getattr(manager, "_session_owners", None), dict)
+            and isinstance(getattr(manager, "_server_instances", None), dict)):
+        # An MCP SDK whose manager keeps its sessions otherwise: a revoked token's sessions then end
+        # at their idle timeout, as before, rather than the server's lifespan failing.
+        logger.warning("this MCP SDK's session manager cannot be read: a revoked token's open MCP sessions "
+                       "end at server.mcp_session_idle_s")
+        return
+    while True:
+        await asyncio.sleep(every)
+        owners: dict[str, Any] = dict(manager._session_owners)
+        if not owners:
+            continue
+        try:
+            live = {info.id for info in await run_in_threadpool(tokens.list)}
+        except StorageError as exc:
+            logger.warning("could not check the open MCP sessions' tokens (retried in %ss): %s", every, exc)
+            continue
+        for session_id, owner in owners.items():
+            if owner.get("client_id") in live or manager._session_owners.get(session_id) is not owner:
+                continue
+            manager._session_owners.pop(session_id, None)
+            transport = manager._server_instances.pop(session_id, None)
+            if transport is not None:
+                logger.info("MCP session %s ended: its token (%s) was revoked", session_id, owner.get("client_id"))
+                await transport.terminate()
