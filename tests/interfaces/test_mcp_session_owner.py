@@ -158,3 +158,52 @@ def test_revoking_a_token_ends_the_sessions_it_opened_and_their_streams(served: 
                 assert kept.status_code == 200
 
     asyncio.run(run())
+
+
+class _Transport:
+    """A session's transport as the SDK's manager holds it; ``fails``: its streams cannot be closed."""
+
+    def __init__(self, fails: bool) -> None:
+        self.fails, self.terminated = fails, False
+
+    async def terminate(self) -> None:
+        if self.fails:
+            raise RuntimeError("stream already broken")
+        self.terminated = True
+
+
+class _Manager:
+    """The two tables of the SDK's session manager ``end_revoked_sessions`` reads (mcp 2.x's)."""
+
+    def __init__(self, owners: dict[str, Any], transports: dict[str, _Transport]) -> None:
+        self._session_owners, self._server_instances = owners, transports
+
+
+def test_one_session_that_cannot_be_closed_does_not_stop_the_others_from_ending(tmp_path: Any) -> None:
+    # The watch runs for the server's life: a transport failing to close (a fault injected here; the
+    # SDK's real one is hard to break on purpose) used to end the watch, so later revokes ended nothing.
+    from engram.interfaces.http.auth import end_revoked_sessions
+
+    tokens = TokenStore.open(tmp_path / "memory.db")
+    try:
+        _, alice = tokens.create("alice")
+        _, bob = tokens.create("bob")
+        broken, fine = _Transport(fails=True), _Transport(fails=False)
+        manager = _Manager({"s1": {"client_id": alice.id}, "s2": {"client_id": bob.id}}, {"s1": broken, "s2": fine})
+        tokens.revoke(alice.id)
+
+        async def watch() -> None:
+            task = asyncio.create_task(end_revoked_sessions(manager, tokens, every=0.05))
+            await asyncio.sleep(0.3)
+            assert "s1" not in manager._session_owners and not task.done()  # alice's ended, the watch goes on
+            tokens.revoke(bob.id)
+            for _ in range(100):
+                if fine.terminated:
+                    break
+                await asyncio.sleep(0.05)
+            task.cancel()
+
+        asyncio.run(watch())
+        assert fine.terminated and manager._session_owners == {} and manager._server_instances == {}
+    finally:
+        tokens.close()

@@ -284,4 +284,7 @@ async def end_revoked_sessions(manager: Any, tokens: TokenStore, every: float = 
             transport = manager._server_instances.pop(session_id, None)
             if transport is not None:
                 logger.info("MCP session %s ended: its token (%s) was revoked", session_id, owner.get("client_id"))
-                await transport.terminate()
+                try:
+                    await transport.terminate()
+                except Exception:  # one session's stream failing to close must not stop the watch of the others
+                    logger.warning("MCP session %s: its streams could not be closed", session_id, exc_info=True)
