@@ -44,6 +44,7 @@ from engram.model import (
     parse_short_text,
     parse_tags,
     parse_type,
+    range_words,
     usable_text,
 )
 from engram.temporal.instants import parse_time, parse_validity, record_times
@@ -490,7 +491,8 @@ def _count(value: Any, field: str) -> int:
         return 0
     whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
     if isinstance(value, bool) or not whole or not 0 <= value <= _MAX_COUNT:
-        raise ValidationError(field, f"{jsondoc.shown(value)} is not a count", f"a whole number from 0 to {_MAX_COUNT}")
+        allowed = f"a whole number, {range_words(0, _MAX_COUNT, whole=True)}"  # (0 or more: the top is storage's)
+        raise ValidationError(field, f"{jsondoc.shown(value)} is not a count", allowed)
     return int(value)
 
 

@@ -133,11 +133,22 @@ def test_a_file_of_the_earlier_layout_is_moved_into_the_rowid_table_in_written_o
     again.close()
 
 
-@pytest.mark.parametrize("bad", [0, -1, True, 2.5])
-def test_a_bound_below_one_is_refused_naming_it(tmp_path: Path, bad: object) -> None:
-    with pytest.raises(ValidationError, match=r"^max_entries: .* \(allowed: >= 1\)$"):
+@pytest.mark.parametrize("bad", [0, -1, True, 2.5, 2**63])
+def test_a_bound_out_of_range_is_refused_naming_it(tmp_path: Path, bad: object) -> None:
+    # 2**63, past SQLite's largest integer, was taken and the first write failed with OverflowError.
+    # The words are the setting's (``range_words``): its top is no limit a person meets.
+    with pytest.raises(ValidationError, match=r"^max_entries: .* \(allowed: (an integer, )?1 or more\)$"):
         EmbeddingCache(tmp_path / "cache.db", max_entries=bad)  # type: ignore[arg-type]
     assert not (tmp_path / "cache.db").exists()
+
+
+def test_the_largest_bound_sqlite_holds_is_kept_and_written_under(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path / "cache.db", max_entries=2**63 - 1)
+    cache.put_many("m:1:8", texts(3), vectors(3))
+    cache.close()
+    again = EmbeddingCache(tmp_path / "cache.db", max_entries=2**63 - 1)
+    assert sorted(again.get_many("m:1:8", texts(3))) == texts(3)
+    again.close()
 
 
 @pytest.mark.parametrize("bad", ["0", "-5"])

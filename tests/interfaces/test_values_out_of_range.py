@@ -105,6 +105,17 @@ def test_an_engram_snapshot_with_an_impossible_time_or_count_is_a_422_and_import
         assert kept.json() == {"imported": 1, "skipped": 0, "warnings": []}
         assert http.get("/api/v1/memory/a").json()["recall_count"] == 3
 
+@pytest.mark.parametrize("count", [2**63, -3, 2.5])
+def test_a_snapshot_count_out_of_range_is_worded_as_every_range_is(mem: Engram, count: float) -> None:
+    # Its top is SQLite's largest integer, no limit a person meets: "0 or more" (``range_words``),
+    # as a memory file's count says, not "from 0 to 9223372036854775807".
+    with pytest.raises(SnapshotError) as raised:
+        mem.import_from(json.dumps({"memories": [{"content": "odd", "recall_count": count}]}))
+    assert raised.value.field == "memories[0].recall_count"
+    assert raised.value.allowed == "a whole number, 0 or more"
+    assert [m.key for m in mem.list()] == ["kept"]
+
+
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDINGS__PROVIDER": "none", "COLUMNS": "200"}
     return subprocess.run([sys.executable, "-m", "engram", *args], capture_output=True, text=True, env=env, timeout=120)

@@ -35,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from engram.errors import StorageError, ValidationError
+from engram.errors import StorageError
+from engram.model import parse_integer
 
 try:  # pragma: no cover - depends on the platform
     from pysqlite3 import dbapi2 as sqlite3
@@ -72,6 +73,8 @@ _SCHEMA = ";\n".join((_TABLE, _TEXT_INDEX, _META))
 
 # About 150 MB of vectors at 384 dimensions (1.5 KB a row), a few MB of hashes beside them.
 DEFAULT_MAX_ENTRIES = 100_000
+# The largest bound: SQLite's largest integer, which the eviction's statement is given.
+MAX_ENTRIES = 2**63 - 1
 
 # The bound, enforced in the transaction of each write (which holds SQLite's write lock, so every
 # process's committed rows are seen and none is written meanwhile): the rows whose rowid is within
@@ -116,11 +119,12 @@ class EmbeddingCache:
         """``max_entries`` bounds the rows of the file (see the module's docstring).
 
         Raises:
-            ValidationError: ``max_entries`` is below 1 (``cache=False`` turns the cache off).
+            ValidationError: ``max_entries`` is not a whole number from 1 to SQLite's largest integer
+                (``cache=False`` turns the cache off).
         """
-        if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
-            raise ValidationError("max_entries", f"{max_entries!r} is not a whole number of 1 or more", ">= 1")
-        self.max_entries = max_entries
+        # A bound past SQLite's largest integer passed here, and the first write failed with
+        # OverflowError (an internal error, not the bound named); the words are every range's.
+        self.max_entries = parse_integer(max_entries, "max_entries", 1, MAX_ENTRIES)
         self.path = Path(path) if path is not None else None
         self.key = key
         self.lru_size = lru_size

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pydantic import ConfigDict, Field, SecretStr, field_validator
 
 from engram import provider_keys
-from engram.embed.cache import DEFAULT_MAX_ENTRIES
+from engram.embed.cache import DEFAULT_MAX_ENTRIES, MAX_ENTRIES
 from engram.settings_section import SettingsSection
 
 
@@ -35,7 +35,7 @@ class EmbeddingSettings(SettingsSection):
     cache: bool = Field(True, description="keep vectors in a persistent cache keyed by model and text")
     # 0 is refused, not taken as "no bound": a cache that grows for ever is what the bound is for,
     # and one that keeps nothing is ``cache = false``. The top is SQLite's largest integer.
-    cache_max_entries: int = Field(DEFAULT_MAX_ENTRIES, ge=1, le=2**63 - 1,
+    cache_max_entries: int = Field(DEFAULT_MAX_ENTRIES, ge=1, le=MAX_ENTRIES,
                                    description="most vectors the cache file keeps; the least recently used go first")
 
     @field_validator("provider")
