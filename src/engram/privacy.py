@@ -141,10 +141,15 @@ def _phone_ok(raw: str) -> bool:
 
 _Check = Callable[[str], bool]
 _DETECTORS: list[tuple[str, re.Pattern[str], _Check | None]] = [
-    # The local part at most 64 characters and each domain label at most 63, as RFC 5321 and RFC 1035
-    # allow: unbounded, every word start in a long run of such characters (URL-safe base64, an image
-    # in a message's JSON) scanned the whole run for an "@", and screening an 800 KB image took minutes.
-    ("email", re.compile(r"\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,63}\b"), None),
+    # The local part is looked for only from the start of a run of its characters (the lookbehind),
+    # its leading dots and signs left out (``pii``: the finding): from every word start in a long run
+    # (URL-safe base64, an image in a message's JSON) the whole run was scanned for an "@", and
+    # screening an 800 KB image took minutes. So it needs no bound: RFC 5321's 64 characters, the
+    # bound that stood in for this, left a longer one unfound, or found from its last word start on
+    # with the rest kept ("john.smith[REDACTED:email]"), and an address written against the RFC is
+    # still somebody's. Each domain label is at most 63 characters, as RFC 1035 allows.
+    ("email", re.compile(r"(?<![A-Za-z0-9._%+-])[.%+-]*\b(?P<pii>[A-Za-z0-9_][A-Za-z0-9._%+-]*"
+                         r"@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,63}\b)"), None),
     ("api_key", re.compile(
         r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}"
         r"|AKIA[0-9A-Z]{16}"
@@ -198,13 +203,15 @@ def detect(text: str, kinds: Sequence[str] = PII_KINDS) -> list[PiiFinding]:
         if kind not in kinds:
             continue
         for match in pattern.finditer(text):
-            raw = match.group(0)
+            # (a pattern's ``pii`` group, where it has one, is the finding; what it matched around it is context)
+            begin = match.start("pii") if "pii" in pattern.groupindex else match.start()
+            raw = text[begin:match.end()]
             # A greedy match may have swallowed a following group ("... 3000 OK"): shorten and retry.
             while check is not None and not check(raw) and re.search(r"[ .-]", raw):
                 raw = re.split(r"[ .-](?=[^ .-]*$)", raw)[0]
             if check is not None and not check(raw):
                 continue
-            start, end = match.start(), match.start() + len(raw)
+            start, end = begin, begin + len(raw)
             if any(start < f.end and f.start < end for f in found) or any(start < e and s < end for s, e in markers):
                 continue
             found.append(PiiFinding(kind, start, end, raw))

@@ -14,6 +14,12 @@ CASES = [
     # The longest local part and domain label the RFCs allow (64, 63) are still found whole: the bounds
     # keep a long run without an "@" (an image's base64 in a message) from being scanned once per word.
     (f"to {'x' * 64}@{'d' * 63}.example.com!", [("email", f"{'x' * 64}@{'d' * 63}.example.com")]),
+    # A longer local part than RFC 5321 allows is still somebody's address, found whole: it was not
+    # found at all, or from its last word start on ("john.smith[REDACTED:email]").
+    (f"to {'x' * 65}@example.com!", [("email", f"{'x' * 65}@example.com")]),
+    (f"to john.smith.{'x' * 60}@example.com", [("email", f"john.smith.{'x' * 60}@example.com")]),
+    # Dots and signs before an address are not part of it; a run that no word boundary starts is none.
+    ("see --jane@example.com and .bob@example.org", [("email", "jane@example.com"), ("email", "bob@example.org")]),
     ("call +44 20 7946 0958 after lunch", [("phone", "+44 20 7946 0958")]),
     ("office (555) 123-4567", [("phone", "(555) 123-4567")]),
     ("mobile 555.123.4567", [("phone", "555.123.4567")]),
