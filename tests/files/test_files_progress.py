@@ -39,11 +39,24 @@ def test_a_json_export_reports_the_memories_written(engram: Engram, tmp_path: Pa
 def test_a_markdown_or_yaml_export_reports_each_file_laid_out(engram: Engram, tmp_path: Path, fmt: str):
     engram.remember_many([{"content": f"note {i} about the garden", "tags": [f"t{i % 5}"]} for i in range(300)])
     calls: list[tuple[int, int]] = []
+    done = export_folder(engram.store.iter_all(), tmp_path / "out", format=fmt, max_file_bytes=1 << 20,
+                         progress=lambda *call: calls.append(call))
+    assert done.memories == 300 and len(done.files) == 5
+    _rising_to(calls, 300)
+    assert calls == [(60, 300), (120, 300), (180, 300), (240, 300), (300, 300)]  # a report per tag's file
+
+
+def test_a_one_tag_export_counts_the_memories_of_its_file_as_it_is_split(engram: Engram, tmp_path: Path, fmt: str):
+    # Everything in one file: the bar went from 0 to all at once, after the whole split. Now the
+    # memories the file keeps count when they are known, then each moved one as it is placed.
+    engram.remember_many([{"content": f"note {i} about the garden", "tags": ["garden"]} for i in range(300)])
+    calls: list[tuple[int, int]] = []
     done = export_folder(engram.store.iter_all(), tmp_path / "out", format=fmt, max_file_bytes=4096,
                          progress=lambda *call: calls.append(call))
     assert done.memories == 300 and len(done.files) > 5
     _rising_to(calls, 300)
-    assert len(calls) == 5  # a report per tag's file, its continuation files with it
+    kept = calls[0][0]
+    assert 0 < kept < 60 and calls == [(n, 300) for n in range(kept, 301)]
 
 
 def _engram(path: Path) -> Engram:

@@ -227,7 +227,9 @@ def export_folder(memories: Iterable[Memory], dest: Path, *, format: str, group_
     the global ones under ``databases/<agent>/`` (``layout``), so none meets another database's
     global memory of the same key in one file and an import puts each back in its database.
     ``progress(done, total)`` counts the memories written as per-type JSON, a file each, and in
-    markdown and YAML those whose file is laid out (split to fit the limit), a file at a time. Raises
+    markdown and YAML those whose place is settled: a file that fits the limit all at once, one split
+    to fit it as its entries are kept and moved (``split.fit``'s ``settled``), so the one file of an
+    export whose memories share a tag does not go from none to all. Raises
     ``PathRefused`` when a path inside ``dest`` is a symlink, ``ValidationError`` when a memory
     cannot fit any file, and ``ValidationError`` naming ``path``, before anything is written, when
     ``dest`` is the memory folder engram syncs (``synced``: ``files.dir`` while ``files.enabled``)
@@ -251,25 +253,37 @@ def export_folder(memories: Iterable[Memory], dest: Path, *, format: str, group_
         return FolderExport(len(placed), tuple(folder.resolve(type_file(m, base)) for base, m in placed))
     fmt = get_format(format)
     docs: dict[str, Document] = {}
-    held: dict[str, int] = defaultdict(int)  # memories laid out in each file, for ``progress``
+    held: dict[str, list[Entry]] = defaultdict(list)  # each file's entries, in order: ``split.fit`` need not parse it
     for base, memory in sorted(placed, key=lambda placing: (placing[1].created_at, placing[1].id, placing[0])):
         rel = layout.Layout().file_for(memory, group_by, fmt.suffix)
         rel = f"{base}/{rel}" if base else rel
         if rel not in docs:
             docs[rel] = fmt.new(layout.title(rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]))
-        docs[rel].add(from_memory(memory))
-        held[rel] += 1
+        entry = from_memory(memory)
+        docs[rel].add(entry)
+        held[rel].append(entry)
     def new_doc(rel: str) -> Document:
         return fmt.new(layout.title(rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]))
 
     problems: list[Problem] = []
     done = 0
-    for rel in sorted(docs):
-        split.fit(rel, docs, lambda target: docs.setdefault(target, new_doc(target)), fmt, limit=max_file_bytes,
-                  max_content_chars=1 << 30, st=SyncState(fmt.name, ""), problems=problems)
-        if progress is not None and rel in held:  # the long part: each file rendered and split to fit
-            done += held[rel]
+
+    def settled(n: int) -> None:  # the long part: each file rendered and split to fit
+        nonlocal done
+        done += n
+        if progress is not None:
             progress(done, len(placed))
+
+    touched: set[str] = set()  # files a split has moved entries into: they hold more than ``held``
+    for rel in sorted(docs):
+        if rel not in held:
+            continue  # a continuation file: filled by the split of the file it continues
+        before = done
+        touched |= split.fit(rel, docs, lambda target: docs.setdefault(target, new_doc(target)), fmt,
+                             limit=max_file_bytes, max_content_chars=1 << 30, st=SyncState(fmt.name, ""),
+                             problems=problems, entries=None if rel in touched else held[rel], settled=settled)
+        if done == before:  # it fitted as it was: all at once
+            settled(len(held[rel]))
     if problems:
         raise ValidationError("max_file_bytes", "; ".join(p.message for p in problems), "a limit every memory fits")
     files: list[Path] = []

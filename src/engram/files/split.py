@@ -11,10 +11,10 @@ deletion. Nothing written is ever larger than what reading accepts.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from .document import Document, Format
-from .entry import Problem
+from .entry import Entry, Problem
 from .state import SyncState
 
 # The most continuation files tried for one file before giving up (reported, never silent).
@@ -45,14 +45,25 @@ def fit(
     max_content_chars: int,
     st: SyncState,
     problems: list[Problem],
+    entries: Sequence[Entry] | None = None,
+    settled: Callable[[int], None] | None = None,
 ) -> set[str]:
-    """Move entries out of ``docs[rel]`` until it fits ``limit``; returns the files changed."""
+    """Move entries out of ``docs[rel]`` until it fits ``limit``; returns the files changed.
+    ``entries``: the document's entries in its order, where the caller added them itself (an
+    export), so its text need not be parsed again to find them (half the time of a split).
+    ``settled(n)`` hears of the entries whose place is final, when the file needs splitting: those
+    it keeps at once, then each moved one as it is placed (or reported), so a bar of one large file
+    moves as it is split, not from none to all."""
     doc = docs[rel]
     if size(doc) <= limit:
         return set()
-    entries = [e for e in fmt.parse(doc.text(), rel, max_content_chars=max_content_chars).parsed.entries if e.id]
+    if entries is None:
+        entries = fmt.parse(doc.text(), rel, max_content_chars=max_content_chars).parsed.entries
+    entries = [e for e in entries if e.id]
     moved = entries[len(entries) - _to_move(doc, [e.id for e in entries], limit):]  # type: ignore[misc]
     doc.remove_all(e.id for e in moved)  # type: ignore[misc]
+    if settled is not None:
+        settled(len(entries) - len(moved))
     changed = {rel}
     filled: set[str] = set()  # the continuation files this took an entry into: they have one
     part = 2
@@ -81,6 +92,8 @@ def fit(
                 st.entries.pop(entry.id, None)  # type: ignore[arg-type]
                 break
             part += 1
+        if settled is not None:
+            settled(1)
     return changed
 
 
