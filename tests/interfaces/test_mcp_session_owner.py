@@ -207,3 +207,78 @@ def test_one_session_that_cannot_be_closed_does_not_stop_the_others_from_ending(
         assert fine.terminated and manager._session_owners == {} and manager._server_instances == {}
     finally:
         tokens.close()
+
+
+def _session_manager(app: Any) -> Any:
+    """The SDK's session manager behind the app's /mcp route (McpAuth → RefusingRepeatedNames →
+    StreamableHTTPASGIApp), whose tables the server's watch keeps."""
+    [route] = [r for r in app.router.routes if getattr(r, "path", None) == "/mcp"]
+    return route.endpoint.app.app.session_manager
+
+
+def test_a_session_its_client_ended_is_forgotten_by_the_server(tmp_path: Any) -> None:
+    """A client ending its session (DELETE, as the SDK's client does on leaving) left the session's
+    entry in both of the SDK manager's tables for the server's life: its closed transport and its
+    owner, one of each per session ever ended so; and the watch of revoked tokens, which runs
+    while any session has an owner, read the tokens every second from then on. The watch now drops
+    the sessions the SDK has terminated, within about a second. Real sockets, the official client."""
+    from engram.engine import Engram
+    from engram.interfaces.http.app import create_app
+    from engram.interfaces.http.serve import BackgroundServer
+    from engram.interfaces.settings import ServerSettings
+
+    db_path = tmp_path / "memory.db"
+    engram = Engram.from_settings(home=tmp_path, path=db_path, embeddings={"provider": "none"}, files={"enabled": False})
+    tokens = TokenStore.open(db_path)
+    alice, _ = tokens.create("alice", "test")
+    app = create_app(engram, tokens, ServerSettings(mcp_tools="both"))
+    manager = _session_manager(app)
+    server = BackgroundServer(app).start()
+
+    async def session_of_a_client(leaving: str) -> str:
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {alice}"})
+        sessions: list[str] = []
+
+        async def keep_session(response: Any) -> None:
+            if "mcp-session-id" in response.headers:
+                sessions.append(response.headers["mcp-session-id"])
+
+        http.event_hooks["response"].append(keep_session)
+        async with Client(streamable_http_client(f"{server.url}/mcp", http_client=http), mode="legacy") as client:
+            stored = json.loads((await client.call_tool("remember", {"content": f"a note {leaving}"})).content[0].text)
+            assert stored["memory_id"] and sessions and sessions[0] in manager._session_owners
+        return sessions[0]  # the client has sent its DELETE
+
+    async def run() -> None:
+        ended = [await session_of_a_client("left"), await session_of_a_client("left too")]
+        async with _raw_to(server.url, alice) as open_one:  # a session still open is kept
+            opened = await open_one.post("/mcp", json=INITIALIZE)
+            kept = opened.headers["mcp-session-id"]
+            for _ in range(60):
+                if not set(ended) & (set(manager._session_owners) | set(manager._server_instances)):
+                    break
+                await asyncio.sleep(0.1)
+            assert not set(ended) & set(manager._session_owners), manager._session_owners
+            assert not set(ended) & set(manager._server_instances), manager._server_instances
+            assert kept in manager._session_owners and kept in manager._server_instances
+            # A request naming an ended session is answered as one that never was.
+            gone = await open_one.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "ping"},
+                                       headers={"Mcp-Session-Id": ended[0], "MCP-Protocol-Version": VERSION})
+            assert (gone.status_code, gone.json()) == (404, SESSION_NOT_FOUND)
+            session = {"Mcp-Session-Id": kept, "MCP-Protocol-Version": VERSION}
+            assert (await open_one.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                                        headers=session)).status_code == 202
+            assert _answer(await open_one.post("/mcp", json={"jsonrpc": "2.0", "id": 3, "method": "ping"},
+                                               headers=session))["result"] == {}
+
+    try:
+        asyncio.run(run())
+    finally:
+        server.stop()
+        tokens.close()
+        engram.close()
+
+
+def _raw_to(url: str, token: str) -> httpx.AsyncClient:
+    return httpx.AsyncClient(base_url=url, timeout=30, headers={
+        "Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"})

@@ -247,6 +247,22 @@ class McpAuth:
         await self.app(scope, receive, send)
 
 
+def _forget_ended(manager: Any) -> None:
+    """Drop from the SDK manager's tables the sessions its transport has ended (``is_terminated``):
+    a client's DELETE terminates the transport, and the manager (mcp 2.1) forgets the session on
+    its idle timeout or crash only, so each session a client ended kept its closed transport and
+    its owner for the server's life, and this watch, which runs while any session has an owner,
+    read the tokens every second from the first such end on. An owner whose session the manager
+    no longer holds goes with it. A request naming a dropped session gets the 404 "Session not
+    found" of one never opened (the closed transport's own answer was a 404 too)."""
+    instances: dict[str, Any] = manager._server_instances
+    for session_id, transport in list(instances.items()):
+        if getattr(transport, "is_terminated", False) is True:
+            del instances[session_id]
+    for session_id in [s for s in manager._session_owners if s not in instances]:
+        del manager._session_owners[session_id]
+
+
 async def end_revoked_sessions(manager: Any, tokens: TokenStore, every: float = REVOKED_SESSIONS_CHECK_S) -> None:
     """Run for the server's life beside the MCP session manager: every ``every`` seconds while any
     MCP session is open, end the sessions whose token (``McpAuth`` made it their owner) is no
@@ -259,7 +275,8 @@ async def end_revoked_sessions(manager: Any, tokens: TokenStore, every: float = 
     ``terminate`` closes its streams, the manager forgets it (``_server_instances``,
     ``_session_owners``: it offers no public way to list or end sessions), and a request naming it
     gets 404 "Session not found". One read of the live tokens per round, none while no session is
-    open; a read that fails (the database busy) is retried at the next round."""
+    open; a read that fails (the database busy) is retried at the next round. Each round first
+    forgets the sessions their clients ended (``_forget_ended``), which the SDK keeps."""
     if not (isinstance(getattr(manager, "_session_owners", None), dict)
             and isinstance(getattr(manager, "_server_instances", None), dict)):
         # An MCP SDK whose manager keeps its sessions otherwise: a revoked token's sessions then end
@@ -269,6 +286,7 @@ async def end_revoked_sessions(manager: Any, tokens: TokenStore, every: float = 
         return
     while True:
         await asyncio.sleep(every)
+        _forget_ended(manager)
         owners: dict[str, Any] = dict(manager._session_owners)
         if not owners:
             continue
