@@ -250,7 +250,8 @@ class McpAuth:
 def _forget_ended(manager: Any) -> None:
     """Drop from the SDK manager's tables the sessions its transport has ended (``is_terminated``):
     a client's DELETE terminates the transport, and the manager (mcp 2.1) forgets the session on
-    its idle timeout or crash only, so each session a client ended kept its closed transport and
+    its idle timeout or crash only (modelcontextprotocol/python-sdk#3300; once the SDK forgets them
+    itself this finds none), so each session a client ended kept its closed transport and
     its owner for the server's life, and this watch, which runs while any session has an owner,
     read the tokens every second from the first such end on. An owner whose session the manager
     no longer holds goes with it. A request naming a dropped session gets the 404 "Session not
