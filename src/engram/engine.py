@@ -186,7 +186,9 @@ class Engram(_Scoping, _Remembering, _Updating, _Reading, _Recalling, _Linking, 
         views, every agent's (the operator's view, as the audit trail's). Subscribed on a view from
         ``for_agent``/``for_session``, it hears only the memories that view may read (its agent's,
         in any of its sessions, and global ones, links narrowed to readable memories): one agent
-        never hears another's memories, as it never reads them (``visibility.narrow_event``)."""
+        never hears another's memories, as it never reads them, nor its name: another agent's
+        change of a global memory is heard with the scope ``visibility.ANOTHER_AGENT_SCOPE``
+        (``visibility.narrow_event``)."""
         if not self._view_of_agent:
             return self.events.subscribe(listener)
         from engram.visibility import narrow_event

@@ -26,7 +26,9 @@ EventKind = Literal["stored", "updated", "forgotten", "linked", "unlinked", "imp
 class MemoryEvent:
     kind: EventKind
     memories: tuple[Memory, ...]
-    scope: Scope  # the scope of the Engram that made the change
+    # The scope of the Engram that made the change; heard through another agent's view (``Engram.subscribe``)
+    # as ``visibility.ANOTHER_AGENT_SCOPE``, so one agent never learns another's name.
+    scope: Scope
     origin: str  # which interface: library, cli, mcp, http, agent, sync, maintenance
     reason: str | None = None
     at: float = 0.0

@@ -316,7 +316,6 @@ def migrate_to_postgres(settings: Settings, sqlite_path: Path, database_url: str
     (``--to``; by default ``database_url`` and where it was set, when it is the configured one).
     Raises what the copy raises, and ``StorageError`` when the schedule or the sync state cannot
     be written."""
-    from engram.backends.postgres import PostgresBackend
     from engram.db.transfer import copy_sqlite_to_postgres
     from engram.lifecycle.scheduler import carry_schedule
 
@@ -325,12 +324,11 @@ def migrate_to_postgres(settings: Settings, sqlite_path: Path, database_url: str
     report = copy_sqlite_to_postgres(sqlite_path, database_url, settings=settings.postgres, progress=progress,
                                      key=settings.privacy.key(), named=named)
     if report.verified:
-        target = database_sidecar(settings.home, PostgresBackend.name, database_url, MAINTENANCE_STATE)
-        source = Path(sqlite_path).with_name(Path(sqlite_path).name + MAINTENANCE_STATE)
+        source, target = _schedule_files(settings, Path(sqlite_path), database_url)
         if carry_schedule(source, target):
             report.schedule = str(target)
         if hand_over:
-            report.sync_state = _hand_over_sync_state(settings, Path(sqlite_path), database_url, agent)
+            report.sync_state = _hand_over_sync_state(settings, Path(sqlite_path), database_url, agent, up=True)
     return report
 
 
@@ -339,10 +337,16 @@ def migrate_from_postgres(settings: Settings, database_url: str, sqlite_path: Pa
     """``engram migrate --from URL``: copy the PostgreSQL database back into one SQLite file
     (``copy_postgres_to_sqlite``): ``sqlite_path`` (``--to``), else the configured shared file
     (``path``, else ``home/memory.db``), encrypted with ``privacy.encryption_key`` when one is set.
-    Raises ``ValidationError`` (field ``per_agent_databases``) with one database per agent, whose
-    agents' files a copy into one file would not fill, and what the copy raises."""
+    Once the copy verifies, what the copy up carried comes back the same way: the database's
+    maintenance schedule is carried beside the file and the memory folder's sync state is handed
+    to it, so the first ``engram maintain`` and ``engram sync`` on the file go on from where they
+    were on PostgreSQL (a second run finds both already there). Raises ``ValidationError`` (field
+    ``per_agent_databases``) with one database per agent, whose agents' files a copy into one file
+    would not fill, what the copy raises, and ``StorageError`` when the schedule or the sync state
+    cannot be written."""
     from engram.db.transfer_back import copy_postgres_to_sqlite
     from engram.errors import ValidationError
+    from engram.lifecycle.scheduler import carry_schedule
 
     if settings.per_agent_databases:
         raise ValidationError("per_agent_databases", "is on: a copy back from PostgreSQL goes into one SQLite file"
@@ -351,23 +355,45 @@ def migrate_from_postgres(settings: Settings, database_url: str, sqlite_path: Pa
     target = sqlite_path or settings.path or settings.home / "memory.db"
     if sqlite_path is None:
         make_home(settings.home)
-    return copy_postgres_to_sqlite(database_url, target, settings=settings.postgres, progress=progress,
-                                   key=settings.privacy.key(), named=named)
+    report = copy_postgres_to_sqlite(database_url, target, settings=settings.postgres, progress=progress,
+                                     key=settings.privacy.key(), named=named)
+    if report.verified:
+        file_schedule, database_schedule = _schedule_files(settings, Path(target), database_url)
+        if carry_schedule(database_schedule, file_schedule):
+            report.schedule = str(file_schedule)
+        # A file of every agent (per_agent_databases is refused above): the shared state.
+        report.sync_state = _hand_over_sync_state(settings, Path(target), database_url, None, up=False)
+    return report
 
 
-def _hand_over_sync_state(settings: Settings, sqlite_path: Path, database_url: str, agent: str | None) -> str | None:
+def _schedule_files(settings: Settings, sqlite_path: Path, database_url: str) -> tuple[Path, Path]:
+    """Where the SQLite file at ``sqlite_path`` and the PostgreSQL database at ``database_url`` each
+    keep their maintenance schedule (``sidecar``): beside the file, and in the engram home."""
+    from engram.backends.postgres import PostgresBackend
+
+    return (sqlite_path.with_name(sqlite_path.name + MAINTENANCE_STATE),
+            database_sidecar(settings.home, PostgresBackend.name, database_url, MAINTENANCE_STATE))
+
+
+def _hand_over_sync_state(settings: Settings, sqlite_path: Path, database_url: str, agent: str | None, *,
+                          up: bool) -> str | None:
+    """Hand the memory folder's sync state from the SQLite file to the PostgreSQL database (``up``,
+    the copy up) or back (the copy back), once the copy verified (``hand_over_sync_state``)."""
     from engram.db.postgres import redact_dsn
     from engram.files.state import database_identity
     from engram.files.wiring import hand_over_sync_state
     from engram.store.postgres import PostgresMemoryStore
     from engram.store.sqlite import SqliteMemoryStore
 
+    # Each database named as its store's stats name it (location: the file; the DSN redacted).
+    the_file = database_identity(SqliteMemoryStore.name, str(sqlite_path))
+    the_database = database_identity(PostgresMemoryStore.name, redact_dsn(database_url))
+    source, target = (the_file, the_database) if up else (the_database, the_file)
     try:
-        # Each database named as its store's stats name it (location: the file; the DSN redacted).
-        handed = hand_over_sync_state(settings, database_identity(SqliteMemoryStore.name, str(sqlite_path)),
-                                      database_identity(PostgresMemoryStore.name, redact_dsn(database_url)), agent)
+        handed = hand_over_sync_state(settings, source, target, agent)
     except OSError as exc:
-        raise StorageError(f"could not hand the memory folder's sync state to {redact_dsn(database_url)}: {exc}") from exc
+        shown = redact_dsn(database_url) if up else str(sqlite_path)
+        raise StorageError(f"could not hand the memory folder's sync state to {shown}: {exc}") from exc
     return None if handed is None else str(handed)
 
 
@@ -421,7 +447,8 @@ def migrate_every_file(settings: Settings, database_url: str, progress: Progress
         reports.append(report)
     owners = {path: agent for agent, path in sources}
     for report in sorted((r for r in reports if r.verified), key=lambda r: owners[Path(r.source)] is not None):
-        report.sync_state = _hand_over_sync_state(settings, Path(report.source), database_url, owners[Path(report.source)])
+        report.sync_state = _hand_over_sync_state(settings, Path(report.source), database_url, owners[Path(report.source)],
+                                                  up=True)
     return reports
 
 

@@ -80,16 +80,19 @@ def narrow_event(store: MemoryStore, viewer: Scope, readable: MemoryFilter, even
     A view shares its engine's event bus (the audit trail and the file mirror hear every agent), so
     unnarrowed, a listener of agent A's view heard B's memories as B stored, changed and forgot
     them. A link or unlink with a memory the view may not read is not heard at all, as its audit
-    row is not shown (``without_others_links``): it told A that something it cannot see was linked."""
+    row is not shown (``without_others_links``): it told A that something it cannot see was linked.
+    The ``scope`` of a change another agent made (its store, update or forget of a global memory)
+    is heard as ``ANOTHER_AGENT_SCOPE``, as its audit row names it (``without_others_names``)."""
     kept = [m for m in event.memories if reaches(viewer, m.scope)]
     if not kept or (event.kind in ("linked", "unlinked") and len(kept) < len(event.memories)):
         return None
     previous = [m for m in event.previous if reaches(viewer, m.scope)]
     widened = reaching(viewer, readable, [*kept, *previous])
     kept, previous = narrow_links(store, kept, widened), narrow_links(store, previous, widened)
-    if tuple(kept) == event.memories and tuple(previous) == event.previous:
+    scope = writer_as_seen(event.scope, viewer)
+    if tuple(kept) == event.memories and tuple(previous) == event.previous and scope is event.scope:
         return event
-    return replace(event, memories=tuple(kept), previous=tuple(previous))
+    return replace(event, memories=tuple(kept), previous=tuple(previous), scope=scope)
 
 
 def without_others_links(entries: Sequence[AuditEntry], viewer: Scope) -> list[AuditEntry]:
@@ -105,6 +108,26 @@ def without_others_links(entries: Sequence[AuditEntry], viewer: Scope) -> list[A
 
 # What an agent's view shows for another agent's name in an audit row (``without_others_names``).
 ANOTHER_AGENT = "another agent"
+
+
+# What an agent's view hears as the ``scope`` of another agent's change (``narrow_event``): the
+# ``scope`` field is typed ``Scope``, so the audit's words stand in as the agent's name. Not the
+# memory's own scope (global): that says the operator made the change, and a listener telling the
+# operator's maintenance from an agent's writes would be misled. It says "an agent", none named,
+# and can never be a real agent's: a space is not allowed in a name (``make_scope`` and
+# ``Scope.parse`` refuse it, so ``for_agent(scope.agent)`` fails rather than opening an agent).
+# The session is dropped with the name: a session's name can say whose it is.
+ANOTHER_AGENT_SCOPE = Scope(agent=ANOTHER_AGENT)
+
+
+def writer_as_seen(writer: Scope, viewer: Scope) -> Scope:
+    """The scope of the view that made a change as ``viewer`` is told it: ``ANOTHER_AGENT_SCOPE``
+    for another agent's (any session of it); ``writer`` itself for the viewer's own agent (any of
+    its sessions), a global view's (the operator's: no name in it), or when ``viewer`` is global
+    (the operator's, who sees every name, as ``without_others_names`` leaves its trail whole)."""
+    if viewer.agent is None or writer.agent is None or writer.agent == viewer.agent:
+        return writer
+    return ANOTHER_AGENT_SCOPE
 
 
 def without_others_names(entries: Sequence[AuditEntry], viewer: Scope) -> list[AuditEntry]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -284,6 +285,38 @@ def test_mem0_export_keeps_engrams_related_entity_search_context_and_source(tmp_
     assert {k: back["engram"][k] for k in ("related_entity", "search_context", "source")} == {
         "related_entity": "Alice", "search_context": "drinks she orders at the cafe", "source": "chat"}
     assert back["metadata"] == {}
+
+
+def test_a_newer_mem0_item_brings_the_related_entity_and_search_context_its_engram_entry_carries(tmp_path: Path) -> None:
+    # An item whose engram entry names no engram memory (no id: a tool writing the entry, or an export
+    # with the id taken out) is mem0's record, refreshed when newer: its tags and metadata were brought,
+    # the related entity and search context the entry carries were not. One it leaves out stays.
+    run(tmp_path / "a", "remember", "Alice likes green tea", "--key", "tea", "--entity", "Alice",
+        "--search-context", "drinks at the cafe")
+    out = tmp_path / "mem0.json"
+    run(tmp_path / "a", "export", str(out), "--format", "mem0")
+    document = json.loads(out.read_text())
+    [item] = document["results"]
+    del item["engram"]["id"]
+    item["id"], item["created_at"], item["updated_at"] = "m-1", "2024-01-10T09:00:00+00:00", "2024-01-10T09:00:00+00:00"
+    out.write_text(json.dumps(document))
+    as_json(tmp_path / "b", "import", str(out))
+    item["updated_at"] = "2024-06-02T12:00:00+00:00"
+    item["engram"] |= {"related_entity": "Bob", "search_context": "drinks at home"}
+    item["metadata"] = {"mood": "calm"}
+    out.write_text(json.dumps(document))
+    assert as_json(tmp_path / "b", "import", str(out))["updated"] == 1
+    copy = as_json(tmp_path / "b", "get", "tea")
+    assert (copy["related_entity"], copy["search_context"], copy["metadata"]["mood"]) == ("Bob", "drinks at home", "calm")
+    # Newer again (than the refresh, stamped with engram's clock), the entry without either, the
+    # metadata changed: both stay as they are in engram.
+    item["updated_at"] = datetime.fromtimestamp(copy["updated_at"] + 60, UTC).isoformat()
+    del item["engram"]["related_entity"], item["engram"]["search_context"]
+    item["metadata"] = {"mood": "bright"}
+    out.write_text(json.dumps(document))
+    assert as_json(tmp_path / "b", "import", str(out))["updated"] == 1
+    copy = as_json(tmp_path / "b", "get", "tea")
+    assert (copy["related_entity"], copy["search_context"], copy["metadata"]["mood"]) == ("Bob", "drinks at home", "bright")
 
 
 def test_a_mem0_export_entrys_related_entity_past_its_bound_is_named(tmp_path: Path) -> None:

@@ -33,8 +33,8 @@ from engram.engine import Engram
 from engram.errors import StorageError
 from engram.exporters import visible
 from engram.files import own_folder
-from engram.importers.base import split_provenance
-from engram.importers.basic_memory import ENGRAM_NAMES, ENGRAM_SOURCE, FENCE_INFO, KIND, PROVENANCE, reads_as
+from engram.importers.base import exported_source, split_provenance
+from engram.importers.basic_memory import ENGRAM_NAMES, FENCE_INFO, KIND, PROVENANCE, reads_as
 from engram.model import Memory
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -100,9 +100,8 @@ def _note(memory: Memory, names: dict[str, str]) -> str:
     # import of this note records where it comes from anew.
     own, origin = split_provenance(memory.metadata, PROVENANCE) if memory.source == KIND else (dict(memory.metadata), {})
     # engram's fields basic-memory has none for, under engram's names (basic-memory keeps a key it does
-    # not know as the note's metadata). The source a memory from basic-memory had before (it came from
-    # engram's own export), else its own: basic-memory's is not written (the note is basic-memory's).
-    source = origin.get(ENGRAM_SOURCE) if memory.source == KIND else memory.source
+    # not know as the note's metadata), the source as ``exported_source`` gives it.
+    source = exported_source(memory, KIND, origin)
     front += [f"{ENGRAM_NAMES[name]}: {_quote(value)}" for name, value in (
         ("related_entity", memory.related_entity), ("search_context", memory.search_context), ("source", source))
         if isinstance(value, str) and value]

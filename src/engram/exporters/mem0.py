@@ -26,7 +26,8 @@ from typing import Any
 from engram.compat.mem0 import mem0_fields
 from engram.engine import Engram
 from engram.exporters import visible
-from engram.importers.mem0 import ENGRAM_ENTRY, ENGRAM_SOURCE, KEPT, KIND, PROMOTED, mem0_metadata
+from engram.importers.base import exported_source
+from engram.importers.mem0 import ENGRAM_ENTRY, KEPT, KIND, PROMOTED, mem0_metadata
 from engram.model import Memory
 from engram.temporal.instants import python_isoformat
 
@@ -71,9 +72,8 @@ def _item(memory: Memory) -> dict[str, Any]:
     elif facade is None and origin.get("run_id"):
         item["run_id"] = origin["run_id"]
     item.update(facade[0] if facade is not None else {})  # the facade's ids, as they stand
-    # The source a memory from mem0 had before (it came from engram's own export), else its own:
-    # mem0's is not given (the item is mem0's), nor a missing one.
-    source = origin.get(ENGRAM_SOURCE) if memory.source == KIND else memory.source
+    # The memory's source in engram (``exported_source``); none for one from mem0 itself, nor a missing one.
+    source = exported_source(memory, KIND, origin)
     item[ENGRAM_ENTRY] = {"id": memory.id, "key": memory.key, "category": memory.category.value, "type": memory.type,
                           "importance": memory.importance, "scope": str(memory.scope), "links": list(memory.links),
                           "related_entity": memory.related_entity, "search_context": memory.search_context,

@@ -294,9 +294,15 @@ def hand_over(folder: Folder, fmt: str, source: str, target: str, found_in: Iter
     The state is marked handed over from ``source`` (``SyncState.handed_over``), and so is one left
     in place in other files (an agent's own database's): a process still syncing ``source`` (a
     watcher or server started before the migrate) then stops with ``HandedOver`` rather than
-    starting afresh and writing its stale view over the folder and the state ``target`` took."""
+    starting afresh and writing its stale view over the folder and the state ``target`` took.
+    A ``target`` that handed the state away itself (the SQLite file copied up, now copied back
+    into, ``migrate --from URL``) takes it back: it keeps no state of its own there, and its mark
+    is dropped, else its first sync would stop with ``HandedOver``."""
     with locked(folder):
-        kept, _ = read(folder, fmt, target, where)
+        try:
+            kept, _ = read(folder, fmt, target, where)
+        except HandedOver:  # target handed its state away: ``where`` holds another database's
+            kept = SyncState(fmt, target, where=where)
         try:
             for files in found_in:
                 state, _ = read(folder, fmt, source, files)
@@ -306,7 +312,8 @@ def hand_over(folder: Folder, fmt: str, source: str, target: str, found_in: Iter
                 return None
         except HandedOver:  # handed over before (a migrate run again): not handed twice
             return None
-        handed = (*kept.handed_over, *state.handed_over, (source, target))
+        handed = (*(pair for pair in (*kept.handed_over, *state.handed_over) if not same_database(pair[0], target)),
+                  (source, target))
         merged = state
         if kept.entries or kept.files:
             if not _merge(kept, state):

@@ -649,8 +649,10 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
     brings its tags (mem0's categories) in place of those the last import brought, kept at
     ``metadata[kind][IMPORTED_TAGS]``: a tag added in engram since stays (``refreshed_tags``); it
     removes the metadata keys the last import brought (``IMPORTED_KEYS``) that it no longer gives, a
-    key added in engram staying; and its type, when the source's own type word changed
-    (``Record.type_kept_as``: mcp-memory-service's ``memory_type``).
+    key added in engram staying; its type, when the source's own type word changed
+    (``Record.type_kept_as``: mcp-memory-service's ``memory_type``); and the related entity and
+    search context it carries (a mem0 item's ``engram`` entry), one it carries none of left as set
+    in engram.
 
     The record's metadata is the source's own record of it (Zep's ids and times at
     ``metadata["zep"]``, the digest included): when it differs from the memory's at those keys, the
@@ -706,6 +708,12 @@ def _changes(engram: Engram, kind: str, memories: list[Memory], records: dict[st
             if record.type_kept_as and memory.type != held.type and (
                     _entry_value(memory, kind, record.type_kept_as) != _entry_value(held, kind, record.type_kept_as)):
                 fields["type"] = memory.type
+            # engram's own fields, when the record carries them (a mem0 item's ``engram`` entry): the
+            # source's latest word, as its tags are. One it carries none of stays as set in engram (the
+            # source has no such field), as a metadata key added in engram stays.
+            for name in ("related_entity", "search_context"):
+                if getattr(record, name) is not None and getattr(memory, name) != getattr(held, name):
+                    fields[name] = getattr(memory, name)
             tags = refreshed_tags(held, record, memory.tags, kind)
             if tags != held.tags:
                 fields["tags"] = tags

@@ -30,6 +30,7 @@ from engram.errors import SnapshotError, ValidationError
 from engram.ids import derived_id
 from engram.model import (
     Category,
+    Memory,
     make_scope,
     parse_category,
     parse_id,
@@ -358,6 +359,31 @@ def split_provenance(stored: Mapping[str, Any], kind: str) -> tuple[dict[str, An
     elif kind in stored and not isinstance(stored[kind], Mapping):
         own[kind] = stored[kind]  # not engram's (provenance is always an object): the source's own
     return own, provenance
+
+
+# Where a memory imported from engram's own export in a source's format (a mem0 item, a basic-memory
+# note) keeps, in its provenance entry (``metadata[kind]``), the source it had in the engram it came
+# from (``chat``, ``cli``, ...): its own source is now ``kind``, which tells that entry is engram's
+# record of its origin, and the exporter to that format gives this one back. One key and one pair of
+# rules for every such format (``keep_engram_source``, ``exported_source``).
+ENGRAM_SOURCE = "engram_source"
+
+
+def keep_engram_source(provenance: dict[str, Any], carried: Mapping[str, Any], kind: str) -> None:
+    """Keeps at ``provenance[ENGRAM_SOURCE]`` the source engram's export carried (``carried``, from
+    ``engram_fields``) when it is one other than ``kind``: a memory of ``kind`` exported and imported
+    back carries ``kind`` itself, which its own source already says."""
+    if carried.get("source") and carried["source"] != kind:
+        provenance[ENGRAM_SOURCE] = carried["source"]
+
+
+def exported_source(memory: Memory, kind: str, origin: Mapping[str, Any]) -> Any:
+    """The source an export in ``kind``'s format gives ``memory`` (``origin``: its provenance entry,
+    as ``split_provenance`` gives it): the one kept at ``ENGRAM_SOURCE`` when the memory came from
+    ``kind`` (it came from engram's own export; None when it came from ``kind`` itself, whose own is
+    never written: the record is that system's), else its own. As stored: the exporter leaves out
+    what it cannot write (none, an empty one)."""
+    return origin.get(ENGRAM_SOURCE) if memory.source == kind else memory.source
 
 
 def engram_fields(value: Any, where: str, places: Mapping[str, str] | None = None) -> dict[str, Any]:

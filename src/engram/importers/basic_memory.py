@@ -44,6 +44,7 @@ from engram.importers.base import (
     Record,
     engram_fields,
     fail,
+    keep_engram_source,
     metadata,
     slug,
     tags,
@@ -77,10 +78,6 @@ PROVENANCE = "basic_memory"  # the metadata entry that says which note a memory 
 ENGRAM_NAMES = {"id": "engram_id", "key": "engram_key", "category": "category", "importance": "importance",
                 "related_entity": "engram_related_entity", "search_context": "engram_search_context",
                 "source": "engram_source"}
-# Where a memory imported from engram's own export keeps, in ``metadata["basic_memory"]``, the source it
-# had in the engram it came from (``chat``, ``cli``, ...): its own is basic-memory (what tells that entry is
-# engram's record of its origin), and the exporter writes this one back.
-ENGRAM_SOURCE = ENGRAM_NAMES["source"]
 
 
 def looks_like(files: Files) -> bool:
@@ -154,8 +151,7 @@ def _note(text: str, rel: str, modified: float | None = None) -> dict[str, Any]:
     places = {name: f"{rel} front matter {written}" for name, written in ENGRAM_NAMES.items()}
     carried = engram_fields({name: extra.pop(written, None) for name, written in ENGRAM_NAMES.items()},
                             f"{rel} front matter", places) if exported else {}
-    if carried.get("source") and carried["source"] != KIND:
-        extra[ENGRAM_SOURCE] = carried["source"]  # kept with the note's other fields in metadata["basic_memory"]
+    keep_engram_source(extra, carried, KIND)  # kept with the note's other fields in metadata["basic_memory"]
     own = metadata(extra.pop("engram_metadata", None) or {}, f"{rel} front matter engram_metadata") if exported else {}
     note: dict[str, Any] = {
         "rel": rel, "title": title, "permalink": permalink, "created": created, "updated": updated,

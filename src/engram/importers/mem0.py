@@ -48,6 +48,7 @@ from engram.importers.base import (
     content_text,
     engram_fields,
     fail,
+    keep_engram_source,
     metadata,
     optional_text,
     require_text,
@@ -74,9 +75,6 @@ PROMOTED = (*IDS, "actor_id", "role")
 # The item's entry where engram's own mem0 export carries engram's fields of a memory (key,
 # category, ...): beside mem0's fields, never in the metadata, which is the user's (see above).
 ENGRAM_ENTRY = "engram"
-# Where a memory imported from engram's own mem0 export keeps, in ``metadata["mem0"]``, the source it
-# had in the engram it came from (the entry's ``source``: ``chat``, ``cli``, ...), given back there.
-ENGRAM_SOURCE = "engram_source"
 # mem0's fields as its TypeScript SDK (``mem0ai/oss``) names them in what ``getAll()`` returns.
 _CAMEL = {"user_id": "userId", "agent_id": "agentId", "run_id": "runId", "created_at": "createdAt",
           "updated_at": "updatedAt", "attributed_to": "attributedTo"}
@@ -193,11 +191,9 @@ def _record(item: Any, where: str, warnings: list[str]) -> tuple[Record, list[st
     carried = engram_fields(item.get(ENGRAM_ENTRY), f"{where}.{ENGRAM_ENTRY}")
     kept = {k: item[names.get(k, k)] for k in KEPT if item.get(names.get(k, k)) not in (None, "")}
     _check_kept(kept, names, where)
-    if carried.get("source") and carried["source"] != KIND:
-        # The memory's source in the engram it was exported from: this memory's is mem0 (what tells its
-        # metadata["mem0"] is engram's record of its origin), so that one is kept there, as ENGRAM_SOURCE,
-        # and the mem0 exporter gives it back in the item's engram entry.
-        kept[ENGRAM_SOURCE] = carried["source"]
+    # The memory's source in the engram it was exported from, kept in metadata["mem0"] (its own is mem0)
+    # and given back by the mem0 exporter in the item's engram entry.
+    keep_engram_source(kept, carried, KIND)
     agent, promoted = _placed(ids, own, kept, names, where)
     created = timestamp(item.get(names["created_at"]), f"{where}.{names['created_at']}")
     updated = timestamp(item.get(names["updated_at"]), f"{where}.{names['updated_at']}")

@@ -81,13 +81,17 @@ def sqlite_where(cond: Condition, alias: str, params: list[Any]) -> str:
         return f"({kind} IS NOT NULL)"
     if cond.op in ("eq", "in"):
         values = cond.value if cond.op == "in" else (cond.value,)
+        texts = [v for v in values if isinstance(v, str)]
         tests = []
+        if texts:
+            # Never NULL: a missing value makes the type test 0, and NULL AND 0 is 0. The texts in one
+            # IN, not one = each: SQLite before 3.45 parses the row's JSON for every json_extract, so
+            # ``importers.apply._kept_as``'s 400 texts parsed each row 400 times (6 s for 5,000 on 5,000).
+            test = "= ?" if len(texts) == 1 else f"IN ({', '.join('?' * len(texts))})"
+            tests.append(f"({sqlite_value_at(doc, cond.keys)} {test} AND COALESCE({kind} = 'text', 0))")
+            params.extend([*texts, path])
         for v in values:
-            if isinstance(v, str):
-                # Never NULL: a missing value makes the type test 0, and NULL AND 0 is 0.
-                tests.append(f"({sqlite_value_at(doc, cond.keys)} = ? AND COALESCE({kind} = 'text', 0))")
-                params.extend([v, path])
-            else:
+            if not isinstance(v, str):
                 tests.append(f"COALESCE({kind} <> 'text' AND {SQLITE_METADATA_TEXT}({doc}, ?) = ?, 0)")
                 params.extend([path, json.dumps(cond.keys), json_text(v)])
         return "(" + (" OR ".join(tests) or "0") + ")"

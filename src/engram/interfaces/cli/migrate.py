@@ -1,7 +1,8 @@
 """``engram migrate [--to postgresql://…]``: copy the SQLite store (memories, history, audit, tokens) into
 PostgreSQL, and its maintenance schedule to where a store on that database keeps it. With
 ``per_agent_databases`` and no ``--from``: every agent's database and the shared files, one after another.
-``engram migrate --from postgresql://… [--to FILE]``: the copy back, into one SQLite file (``db.transfer_back``)."""
+``engram migrate --from postgresql://… [--to FILE]``: the copy back, into one SQLite file (``db.transfer_back``), with
+the schedule and the memory folder's sync state (``root.migrate_from_postgres``)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ def migrate(
 ) -> None:
     """Copy memories, links, versions, vectors, history, audit trail, tokens and the maintenance schedule into
     PostgreSQL (--to, else the configured database_url), and hand it the memory folder's sync state;
-    verify; re-run to resume. --from postgresql://… copies all of them back into an SQLite file."""
+    verify; re-run to resume. --from postgresql://… copies all of them back into an SQLite file and hands
+    it the sync state."""
     from engram.db.transfer import require_verified
     from engram.root import agent_database_path, migrate_every_file, migrate_to_postgres, migration_target
 
