@@ -140,6 +140,41 @@ def _phone_ok(raw: str) -> bool:
 # --- detectors ---------------------------------------------------------------------------------
 
 _Check = Callable[[str], bool]
+
+
+def _combining_marks() -> str:
+    r"""Every Unicode combining mark (categories Mn, Mc, Me: the accent of a decomposed "é", the
+    vowel signs and viramas of Indic scripts), as the inside of a regex character class. ``\w``
+    leaves them out, so "हिन्दी" is no word to it; ``re`` has no ``\p{M}``, so the class is built from
+    ``unicodedata`` (the same Unicode version as ``re``). Only the Basic Multilingual Plane's: it
+    holds every living script's, and ``re`` tests those with one table look-up, but each range
+    beyond it one by one (the 200 there, historic scripts' and variation selectors, made every
+    character of a long run cost five times as much)."""
+    import unicodedata
+
+    marks = [c for c in range(0x300, 0x10000) if unicodedata.category(chr(c))[0] == "M"]
+    ranges: list[str] = []
+    start = previous = marks[0]
+    for code in [*marks[1:], -1]:
+        if code != previous + 1:
+            ranges.append(chr(start) if start == previous else f"{chr(start)}-{chr(previous)}")
+            start = code
+        previous = code
+    return "".join(ranges)
+
+
+# Marks, and the zero-width (non-)joiner IDNA allows in Persian and Indic labels (RFC 5892 CONTEXTJ).
+_MARKS = _combining_marks() + "\u200c\u200d"
+# The characters of an address's local part (the class's inside): ASCII letters, digits and
+# ``._%+-`` as before, and, as RFC 6531 allows, any script's letters and digits with their marks.
+_LOCAL = rf"\w.%+\-{_MARKS}"
+# A domain label: letters, digits and marks of any script (an IDN's U-label, "bücher", "例子") and
+# "-", no "_"; at most 63 characters, RFC 1035's bound on a label (its A-label, "xn--bcher-kva", is
+# never shorter than its U-label). Longer, it is no DNS name, so no mail reaches it: not an address.
+_LABEL = rf"(?:[^\W_]|[\-{_MARKS}]){{1,63}}"
+# The top-level domain: letters of any script ("fr", "中国", "рф"), or an A-label ("xn--p1ai"),
+# never digits (RFC 3696: "a@1.2.3" is no address); then no further letter, digit or mark.
+_TLD = rf"(?:xn--[A-Za-z0-9-]{{1,59}}|(?:[^\W\d_]|[{_MARKS}]){{2,63}})(?![\w{_MARKS}])"
 _DETECTORS: list[tuple[str, re.Pattern[str], _Check | None]] = [
     # The local part is looked for only from the start of a run of its characters (the lookbehind),
     # its leading dots and signs left out (``pii``: the finding): from every word start in a long run
@@ -147,9 +182,11 @@ _DETECTORS: list[tuple[str, re.Pattern[str], _Check | None]] = [
     # screening an 800 KB image took minutes. So it needs no bound: RFC 5321's 64 characters, the
     # bound that stood in for this, left a longer one unfound, or found from its last word start on
     # with the rest kept ("john.smith[REDACTED:email]"), and an address written against the RFC is
-    # still somebody's. Each domain label is at most 63 characters, as RFC 1035 allows.
-    ("email", re.compile(r"(?<![A-Za-z0-9._%+-])[.%+-]*\b(?P<pii>[A-Za-z0-9_][A-Za-z0-9._%+-]*"
-                         r"@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,63}\b)"), None),
+    # still somebody's. The domain's labels keep theirs (``_LABEL``), which also bounds the work
+    # each "@" of a run costs. Internationalised addresses (RFC 6531: "josé@exemple.fr",
+    # "用户@例子.广告") are found as ASCII ones are; in a script written without spaces the run
+    # around one is taken whole, more than the address but nothing of it left.
+    ("email", re.compile(rf"(?<![{_LOCAL}])[.%+-]*\b(?P<pii>\w[{_LOCAL}]*@{_LABEL}(?:\.{_LABEL})*\.{_TLD})"), None),
     ("api_key", re.compile(
         r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}"
         r"|AKIA[0-9A-Z]{16}"

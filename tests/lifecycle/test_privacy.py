@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -20,6 +21,21 @@ CASES = [
     (f"to john.smith.{'x' * 60}@example.com", [("email", f"john.smith.{'x' * 60}@example.com")]),
     # Dots and signs before an address are not part of it; a run that no word boundary starts is none.
     ("see --jane@example.com and .bob@example.org", [("email", "jane@example.com"), ("email", "bob@example.org")]),
+    # Internationalised addresses (RFC 6531 local parts, IDN domains and top-level domains) are
+    # somebody's as ASCII ones are: none was found, or only its ASCII end ("a@b.xn" of an A-label).
+    ("écrire à josé@exemple.fr demain", [("email", "josé@exemple.fr")]),
+    ("邮箱 用户@例子.广告 谢谢", [("email", "用户@例子.广告")]),
+    ("an Müller: müller@bücher.de, oder Ünal@example.com", [("email", "müller@bücher.de"), ("email", "Ünal@example.com")]),
+    ("decomposed jose\u0301@exemple.fr", [("email", "jose\u0301@exemple.fr")]),  # "é" as "e" and its combining accent
+    ("संपर्क: संपर्क@डाटामेल.भारत के लिए", [("email", "संपर्क@डाटामेल.भारत")]),  # vowel signs and viramas are marks
+    ("пишите ivan@пример.рф, a@b.xn--p1ai", [("email", "ivan@пример.рф"), ("email", "a@b.xn--p1ai")]),
+    ("«josé@exemple.fr»", [("email", "josé@exemple.fr")]),
+    # A domain label is at most 63 characters (RFC 1035): a longer one is no DNS name, no address.
+    (f"to x@{'d' * 64}.com and y@sub.{'d' * 64}.com", []),
+    # No top-level domain, a numeric one, a "_" in the domain, or no local part: no address.
+    ("ask @bob or @josé; a@b, a@1.2.3, foo@bar_baz.com, 用户@例子", []),
+    # Code that reads as one is taken for one: redacting "foo@bar.baz" costs less than storing an address.
+    ("m = foo@bar.baz() if x else a @ b", [("email", "foo@bar.baz")]),
     ("call +44 20 7946 0958 after lunch", [("phone", "+44 20 7946 0958")]),
     ("office (555) 123-4567", [("phone", "(555) 123-4567")]),
     ("mobile 555.123.4567", [("phone", "555.123.4567")]),
@@ -63,6 +79,18 @@ CASES = [
 @pytest.mark.parametrize("text, expected", CASES)
 def test_detections_and_non_detections(text, expected):
     assert [(f.kind, f.text) for f in detect(text)] == expected
+
+
+def test_long_runs_of_any_script_are_screened_in_linear_time():
+    # Address characters now include every script's letters and marks: a local part still starts
+    # only where a run of them does, so a long run of Han text, decomposed accents or labels (a
+    # pasted book, no spaces) is scanned once, not once per character (hours, at this length).
+    runs = ["用户" * 200_000, "用户" * 200_000 + "@例子.广告", "e\u0301" * 200_000 + "@", "x@" + "例." * 200_000,
+            "a@" * 200_000, ("用" * 62 + ".") * 6_000]
+    started = time.perf_counter()
+    found = [[(f.start, f.end) for f in detect(run, kinds=("email",))] for run in runs]
+    assert time.perf_counter() - started < 10
+    assert found == [[], [(0, 400_006)], [], [], [], []]
 
 
 def test_checksums():
