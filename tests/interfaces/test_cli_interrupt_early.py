@@ -74,3 +74,29 @@ def test_a_second_run_after_an_early_stop_works(tmp_path: Path, module: str) -> 
     assert done.returncode == 0, done.stderr
     again = subprocess.run([sys.executable, "-m", "engram", "count"], capture_output=True, text=True, env=env, timeout=120)
     assert again.stdout == "1\n", again.stderr
+
+
+@pytest.mark.parametrize("args", [("token", "create", "--agent", "bob"), ("token", "list"),
+                                  ("mcp", "install", "--client", "claude-desktop", "--config", "{home}/claude.json"),
+                                  ("config", "show")])
+def test_a_ctrl_c_while_a_command_without_an_engine_starts_says_nothing_was_done(tmp_path: Path,
+                                                                                  args: tuple[str, ...]) -> None:
+    # These commands open no engine: reading the settings (importing engram.config is most of it)
+    # and opening the token store never counted as starting up, and a Ctrl-C then exited 130
+    # silently. Stopped once the settings have begun to be read: engram.config has far to go.
+    code, stdout, stderr = interrupted_once_imported(tmp_path, "pydantic_settings",
+                                                     *(a.format(home=tmp_path) for a in args))
+    assert (code, stdout, stderr) == (130, "", f"{STOPPED_EARLY}\n")
+    assert not (tmp_path / "claude.json").exists()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env.update(ENGRAM_HOME=str(tmp_path), ENGRAM_EMBEDDINGS__PROVIDER="none")
+    tokens = subprocess.run([sys.executable, "-m", "engram", "--json", "token", "list"], capture_output=True,
+                            text=True, env=env, timeout=120)
+    assert (tokens.returncode, tokens.stdout.strip(), tokens.stderr) == (0, "[]", "")
+
+
+def test_a_ctrl_c_after_the_settings_are_read_still_counts_the_store_opening_as_starting(tmp_path: Path) -> None:
+    # A command that reads the settings before its engine (engram sync asks them whose folders it
+    # reports) still counts that engine's opening as starting: a fresh home's store is being migrated.
+    code, stdout, stderr = interrupted_once_imported(tmp_path, "engram.db.migrate", "sync")
+    assert (code, stdout, stderr) == (130, "", f"{STOPPED_EARLY}\n")

@@ -148,14 +148,12 @@ def token_create(
 ) -> None:
     """Create a token and print it (it is shown only once)."""
     from engram.errors import ValidationError
-    from engram.root import open_tokens
-
     st = state(ctx)
     # Never the default agent unasked: a token acts for its agent with full rights over HTTP and MCP.
     agent = agent or st.agent
     if not agent:
         raise ValidationError("agent", "not given", "--agent NAME after the command, or -a NAME before it")
-    store = open_tokens(st.settings())
+    store = st.token_store()
     try:
         token, info = store.create(agent, name)
     finally:
@@ -175,10 +173,8 @@ def token_list(
     all_: bool = typer.Option(False, "--all", help="Include revoked tokens."),
 ) -> None:
     """List tokens (ids and agents; never the tokens themselves)."""
-    from engram.root import open_tokens
-
     st = state(ctx)
-    store = open_tokens(st.settings())
+    store = st.token_store()
     try:
         infos = store.list(agent or st.agent, include_revoked=all_)
     finally:
@@ -204,10 +200,8 @@ def token_list(
 @token_app.command("revoke")
 def token_revoke(ctx: typer.Context, token_id: str = typer.Argument(..., help="Token id (or the token itself).")) -> None:
     """Revoke a token: requests using it are refused from now on."""
-    from engram.root import open_tokens
-
     st = state(ctx)
-    store = open_tokens(st.settings())
+    store = st.token_store()
     try:
         info, changed = store.revoke(token_id)
     finally:

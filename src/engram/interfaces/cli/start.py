@@ -6,11 +6,12 @@ turns an interrupt into a silent exit 130) or, while the app was still importing
 Python's traceback. This module imports nothing heavy, so ``main`` is running before the app is
 imported, and it keeps the one mark of how far a run got: ``starting`` (importing, parsing, the
 global options), ``command`` (the command's own code runs: from here an interrupt may have left
-work done, and the command's own stop says so, or nothing is said), ``opening`` (the command's
-first engine is being opened: the store, its migrations, each in its own transaction), then
-``working``. Stopped while ``starting`` or ``opening``, the run says so in one line on standard
-error and exits 130, as any interrupted command does. Only the app's process marks it
-(``CliState``, ``app.main``); a test that calls the app in-process marks it too and is never told.
+work done, and the command's own stop says so, or nothing is said), ``opening`` (the settings are
+being read, or the command's first engine or the token store opened: the store, its migrations,
+each in its own transaction), then ``working``. Stopped while ``starting`` or ``opening``, the run
+says so in one line on standard error and exits 130, as any interrupted command does. Only the
+app's process marks it (``CliState``, ``app.main``); a test that calls the app in-process marks it
+too and is never told.
 """
 
 from __future__ import annotations
@@ -36,6 +37,24 @@ def command_begins() -> None:
 def opening_engine() -> Iterator[None]:
     """Around opening an engine: the command's first, opened before it did anything else (engines
     are opened when a command first needs one), is still the run starting up."""
+    with _starting(then="working"):
+        yield
+
+
+@contextmanager
+def reading_settings() -> Iterator[None]:
+    """Around reading the settings, every command's start-up whether it opens an engine or not
+    (``engram token``, ``engram mcp install``, ``engram config show`` open none, and were silent
+    when stopped here). Read before the command's first engine, the run is back at ``command``
+    after: opening that engine is starting up too."""
+    with _starting(then="command"):
+        yield
+
+
+@contextmanager
+def _starting(*, then: str) -> Iterator[None]:
+    """A step of start-up, if the command's own code has done nothing else yet; ``then``: the
+    phase after it."""
     global _phase
     if _phase != "command":
         yield
@@ -48,7 +67,7 @@ def opening_engine() -> Iterator[None]:
     except BaseException:
         _phase = "working"  # a command may carry on after an engine it could not open
         raise
-    _phase = "working"
+    _phase = then
 
 
 def nothing_done() -> bool:

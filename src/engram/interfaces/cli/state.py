@@ -14,6 +14,7 @@ import typer
 from engram.interfaces.cli import start
 
 if TYPE_CHECKING:  # imported when a command first needs them: `engram --help` never does
+    from engram.auth import TokenStore
     from engram.config import Settings
     from engram.config_report import SettingsReport
     from engram.engine import Engram
@@ -34,23 +35,28 @@ class CliState:
 
     def settings(self) -> Settings:
         if self._settings is None:
-            from engram.root import load_settings
-
-            self._refuse_unknown_backend()
-            with self._global_options_named():
-                self._settings = load_settings(config=self.config, home=self.home, agent=self.agent,
-                                               session=self.session, backend=self.backend,
-                                               argument_names={"backend": "--backend"})
+            with start.reading_settings():  # (importing engram.root is most of it)
+                self._settings = self._load_settings()
         return self._settings
 
-    def describe_settings(self) -> SettingsReport:
-        """The settings this run would use, each with where it came from (``config.describe_settings``)."""
-        from engram.config import describe_settings
+    def _load_settings(self) -> Settings:
+        from engram.root import load_settings
 
         self._refuse_unknown_backend()
         with self._global_options_named():
-            return describe_settings(config=self.config, home=self.home, agent=self.agent, session=self.session,
-                                     backend=self.backend)
+            return load_settings(config=self.config, home=self.home, agent=self.agent,
+                                 session=self.session, backend=self.backend,
+                                 argument_names={"backend": "--backend"})
+
+    def describe_settings(self) -> SettingsReport:
+        """The settings this run would use, each with where it came from (``config.describe_settings``)."""
+        with start.reading_settings():
+            from engram.config import describe_settings
+
+            self._refuse_unknown_backend()
+            with self._global_options_named():
+                return describe_settings(config=self.config, home=self.home, agent=self.agent, session=self.session,
+                                         backend=self.backend)
 
     def _refuse_unknown_backend(self) -> None:
         """``--backend`` naming no backend: bad input on the option (exit 2), as any option's unknown
@@ -75,6 +81,14 @@ class CliState:
                  if value is not None}
         with present.wire_names(given):
             yield
+
+    def token_store(self) -> TokenStore:
+        """The API token store of the ``engram token`` commands (``root.open_tokens``); the caller
+        closes it. Opening it, as an engine, is still the run starting up."""
+        with start.opening_engine():
+            from engram.root import open_tokens
+
+            return open_tokens(self.settings())
 
     def engram(self, *, warm: bool = False, mirror: bool = True) -> Engram:
         """The engine, opened on first use; ``warm``: the command will embed a query, so the model
@@ -119,11 +133,15 @@ class CliState:
         if self._reaching is None:
             from engram.root import build_reaching_engram
 
-            with self._global_options_named(), start.opening_engine():
-                self._reaching = build_reaching_engram(self.settings(), all_agents=all_agents, origin="cli", warm=warm)
-        if self._reaching is not None:
-            return self._reaching
-        return self.reading_engram(warm=warm) if reading else self.engram(warm=warm)
+            with start.opening_engine():
+                with self._global_options_named():
+                    self._reaching = build_reaching_engram(self.settings(), all_agents=all_agents, origin="cli",
+                                                           warm=warm)
+                if self._reaching is None:
+                    # The configured agent's, opened within the same start: asking whose engine to
+                    # open ended it, and a Ctrl-C while this one opened said nothing.
+                    return self.reading_engram(warm=warm) if reading else self.engram(warm=warm)
+        return self._reaching
 
     def refuse_all_agents_beside_a_view(self, all_agents: bool, does: str, one_view: str) -> None:
         """``--all-agents`` (``does``: what it covers) given with ``--agent`` or ``--session``,
