@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -84,12 +83,11 @@ def test_detections_and_non_detections(text, expected):
 def test_long_runs_of_any_script_are_screened_in_linear_time():
     # Address characters now include every script's letters and marks: a local part still starts
     # only where a run of them does, so a long run of Han text, decomposed accents or labels (a
-    # pasted book, no spaces) is scanned once, not once per character (hours, at this length).
+    # pasted book, no spaces) is scanned once, not once per character (hours, at this length, so a
+    # quadratic pattern shows as this test not ending). No timed assertion: these machines are shared.
     runs = ["用户" * 200_000, "用户" * 200_000 + "@例子.广告", "e\u0301" * 200_000 + "@", "x@" + "例." * 200_000,
             "a@" * 200_000, ("用" * 62 + ".") * 6_000]
-    started = time.perf_counter()
     found = [[(f.start, f.end) for f in detect(run, kinds=("email",))] for run in runs]
-    assert time.perf_counter() - started < 10
     assert found == [[], [(0, 400_006)], [], [], [], []]
 
 
