@@ -317,18 +317,13 @@ def migrate_to_postgres(settings: Settings, sqlite_path: Path, database_url: str
     Raises what the copy raises, and ``StorageError`` when the schedule or the sync state cannot
     be written."""
     from engram.db.transfer import copy_sqlite_to_postgres
-    from engram.lifecycle.scheduler import carry_schedule
 
     if named is None and database_url == settings.database_url:
         named = settings.named("database_url")
     report = copy_sqlite_to_postgres(sqlite_path, database_url, settings=settings.postgres, progress=progress,
                                      key=settings.privacy.key(), named=named)
     if report.verified:
-        source, target = _schedule_files(settings, Path(sqlite_path), database_url)
-        if carry_schedule(source, target):
-            report.schedule = str(target)
-        if hand_over:
-            report.sync_state = _hand_over_sync_state(settings, Path(sqlite_path), database_url, agent, up=True)
+        _carry_after_copy(settings, report, Path(sqlite_path), database_url, up=True, agent=agent, hand_over=hand_over)
     return report
 
 
@@ -346,7 +341,6 @@ def migrate_from_postgres(settings: Settings, database_url: str, sqlite_path: Pa
     cannot be written."""
     from engram.db.transfer_back import copy_postgres_to_sqlite
     from engram.errors import ValidationError
-    from engram.lifecycle.scheduler import carry_schedule
 
     if settings.per_agent_databases:
         raise ValidationError("per_agent_databases", "is on: a copy back from PostgreSQL goes into one SQLite file"
@@ -358,21 +352,28 @@ def migrate_from_postgres(settings: Settings, database_url: str, sqlite_path: Pa
     report = copy_postgres_to_sqlite(database_url, target, settings=settings.postgres, progress=progress,
                                      key=settings.privacy.key(), named=named)
     if report.verified:
-        file_schedule, database_schedule = _schedule_files(settings, Path(target), database_url)
-        if carry_schedule(database_schedule, file_schedule):
-            report.schedule = str(file_schedule)
         # A file of every agent (per_agent_databases is refused above): the shared state.
-        report.sync_state = _hand_over_sync_state(settings, Path(target), database_url, None, up=False)
+        _carry_after_copy(settings, report, Path(target), database_url, up=False, agent=None, hand_over=True)
     return report
 
 
-def _schedule_files(settings: Settings, sqlite_path: Path, database_url: str) -> tuple[Path, Path]:
-    """Where the SQLite file at ``sqlite_path`` and the PostgreSQL database at ``database_url`` each
-    keep their maintenance schedule (``sidecar``): beside the file, and in the engram home."""
+def _carry_after_copy(settings: Settings, report: TransferReport, sqlite_path: Path, database_url: str, *,
+                      up: bool, agent: str | None, hand_over: bool) -> None:
+    """What follows a verified copy between the SQLite file at ``sqlite_path`` and the PostgreSQL
+    database at ``database_url``, either way (``up``: into PostgreSQL): the maintenance schedule is
+    carried from the source's place to the target's (``sidecar``: beside the file, and in the engram
+    home for the database), and, when ``hand_over``, the memory folder's sync state handed over too.
+    Both recorded in ``report``."""
     from engram.backends.postgres import PostgresBackend
+    from engram.lifecycle.scheduler import carry_schedule
 
-    return (sqlite_path.with_name(sqlite_path.name + MAINTENANCE_STATE),
-            database_sidecar(settings.home, PostgresBackend.name, database_url, MAINTENANCE_STATE))
+    file_schedule = sqlite_path.with_name(sqlite_path.name + MAINTENANCE_STATE)
+    database_schedule = database_sidecar(settings.home, PostgresBackend.name, database_url, MAINTENANCE_STATE)
+    source, target = (file_schedule, database_schedule) if up else (database_schedule, file_schedule)
+    if carry_schedule(source, target):
+        report.schedule = str(target)
+    if hand_over:
+        report.sync_state = _hand_over_sync_state(settings, sqlite_path, database_url, agent, up=up)
 
 
 def _hand_over_sync_state(settings: Settings, sqlite_path: Path, database_url: str, agent: str | None, *,

@@ -41,18 +41,25 @@ def _raw(served: Served, token: str, **headers: str) -> httpx.AsyncClient:
         "Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream", **headers})
 
 
+def _http_keeping_sessions(token: str) -> tuple[httpx.AsyncClient, list[str]]:
+    """An HTTP client for the SDK's ``streamable_http_client`` sending ``token``, and the list it
+    fills with each ``Mcp-Session-Id`` the server hands out (the SDK client does not expose it)."""
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    sessions: list[str] = []
+
+    async def keep_session(response: Any) -> None:
+        if "mcp-session-id" in response.headers:
+            sessions.append(response.headers["mcp-session-id"])
+
+    http.event_hooks["response"].append(keep_session)
+    return http, sessions
+
+
 def test_a_session_answers_only_the_token_that_opened_it(served: Served) -> None:
     alice_again, _ = served.tokens.create("alice", "second")  # the same agent's other token is another token
 
     async def run() -> None:
-        http = create_mcp_http_client(headers={"Authorization": f"Bearer {served.alice}"})
-        sessions: list[str] = []
-
-        async def keep_session(response: Any) -> None:
-            if "mcp-session-id" in response.headers:
-                sessions.append(response.headers["mcp-session-id"])
-
-        http.event_hooks["response"].append(keep_session)
+        http, sessions = _http_keeping_sessions(served.alice)
         async with Client(streamable_http_client(f"{served.url}/mcp", http_client=http), mode="legacy") as alice:
             stored = json.loads((await alice.call_tool("remember", {"content": "alice keeps the tulip bulbs in the shed"}))
                                 .content[0].text)
@@ -236,14 +243,7 @@ def test_a_session_its_client_ended_is_forgotten_by_the_server(tmp_path: Any) ->
     server = BackgroundServer(app).start()
 
     async def session_of_a_client(leaving: str) -> str:
-        http = create_mcp_http_client(headers={"Authorization": f"Bearer {alice}"})
-        sessions: list[str] = []
-
-        async def keep_session(response: Any) -> None:
-            if "mcp-session-id" in response.headers:
-                sessions.append(response.headers["mcp-session-id"])
-
-        http.event_hooks["response"].append(keep_session)
+        http, sessions = _http_keeping_sessions(alice)
         async with Client(streamable_http_client(f"{server.url}/mcp", http_client=http), mode="legacy") as client:
             stored = json.loads((await client.call_tool("remember", {"content": f"a note {leaving}"})).content[0].text)
             assert stored["memory_id"] and sessions and sessions[0] in manager._session_owners

@@ -274,7 +274,8 @@ def _ids(engram: Engram, plan: Plan, records: list[Record],
     (``audit.forgotten_from``, asked once for the whole plan), the record's id is among the forgotten:
     a forget of a memory an old import or an engram export made counts too. A record whose id no
     longer holds its time (``Record.kept_as``) that none of these ids finds is looked for by the
-    source id its memory keeps (``_kept_as``)."""
+    source id its memory keeps (``_kept_as``); one the source gave no time when an earlier import
+    made its memory, by the id that import gave (``_undated``)."""
     ids: dict[RecordKey, str] = {}
     known: dict[RecordKey, list[str]] = {}
     for record in records:
@@ -286,6 +287,10 @@ def _ids(engram: Engram, plan: Plan, records: list[Record],
     unfound = [(key, r) for r in records for key in [_key(r, agents)]
                if r.kept_as and not any(i in held and held[i] == key[1] for i in (*known[key], ids[key]))]
     for key, memory_id in _kept_as(engram, plan, unfound).items():
+        known[key], held[memory_id] = [memory_id, *known[key]], key[1]
+    undated = [(key, r) for r in records for key in [_key(r, agents)]
+               if r.undated_as is not None and not any(i in held and held[i] == key[1] for i in (*known[key], ids[key]))]
+    for key, memory_id in _undated(engram, plan.kind, undated).items():
         known[key], held[memory_id] = [memory_id, *known[key]], key[1]
     # Only what is not that agent's now can have been forgotten by it (a stored id is present).
     # Asked of the trail itself, not ``Engram.forgotten`` (this view's agent only): the import
@@ -329,6 +334,48 @@ def _kept_as(engram: Engram, plan: Plan, records: list[tuple[RecordKey, Record]]
                 if memory.source == plan.source and source_id in by_source:
                     found.setdefault(by_source[source_id], memory.id)
     return found
+
+
+def _undated(engram: Engram, kind: str, records: list[tuple[RecordKey, Record]]) -> dict[RecordKey, str]:
+    """The memory each of ``records`` (by its key; none found by its own ids) an earlier import made
+    when the source gave it no time, whose id then held none (``Record.undated_as``: a basic-memory
+    note without ``created`` in its front matter, dated by its file, and its observations), the
+    record having one now: the note dated since is the same note, not a second copy. A note's
+    date-less memory is that note when the note's time now is no later than the memory's (the
+    file's time the import dated it by) and ``_UNDATED_LEEWAY_S``: the note it holds was there by
+    then, so one created after it is a new note written at the same path (as two dated notes at
+    one path are two, by the time in their ids). An observation's is it only when its note's
+    date-less memory is that note: it follows its note, never joins another's."""
+    wanted = [(key, record) for key, record in records
+              if record.time_in_id and record.created_at is not None]  # (a record dated by its file has the date-less id itself)
+    if not wanted:
+        return {}
+    # The id the date-less import gave, and the one imports before 2026-11 gave (every agent alike).
+    undated = {key: (record_id(kind, key[0], None, key[1]), record_id(kind, key[0], None)) for key, _ in wanted}
+    stored = {m.id: m for m in engram.store.get_many(sorted({i for pair in undated.values() for i in pair}))}
+
+    def held(key: RecordKey) -> Memory | None:
+        return next((stored[i] for i in undated[key] if i in stored and stored[i].scope.agent == key[1]), None)
+
+    same: set[RecordKey] = set()  # the notes (by source id and agent) their date-less memory is
+    for key, record in wanted:
+        memory = held(key)
+        if record.undated_as == record.source_id and memory is not None and (
+                record.created_at is not None and record.created_at <= memory.created_at + _UNDATED_LEEWAY_S):
+            same.add(key)
+    found: dict[RecordKey, str] = {}
+    for key, record in wanted:
+        memory = held(key)
+        if memory is not None and (record.undated_as or "", key[1]) in same:
+            found[key] = memory.id
+    return found
+
+
+# How much later than the file's time that dated a note's date-less memory the note's own
+# ``created`` may be and still be that note's: a time written without a zone is read as UTC and a
+# date alone as its midnight, so a creation written in a person's local time may read up to 14
+# hours after the instant it names; a day covers either.
+_UNDATED_LEEWAY_S = 86400.0
 
 
 # Source ids asked of the store at once by ``_kept_as``: well under SQLite's bound on a statement's parameters.

@@ -99,6 +99,11 @@ class Record:
     # its front matter): an edit of the file moves it, so the record's id is fixed by its source
     # identity alone, and a re-import of the edited note still finds what the first one stored.
     time_in_id: bool = True
+    # A record whose source may have given it no time on an earlier import (a basic-memory note
+    # whose front matter had no ``created`` then: its id held none) names the source id whose
+    # date-less memory decides whether that memory is this record: its own (a note), or its note's
+    # (an observation, which follows its note). ``apply._undated`` says when it is. None: never.
+    undated_as: str | None = None
     # The key of the source's own metadata entry (``with_provenance``) that keeps ``source_id``
     # (sclaw's ``id``, mcp-memory-service's ``content_hash``), for a record whose id no longer holds
     # its time: a memory an earlier build imported under an id holding a creation time the source has

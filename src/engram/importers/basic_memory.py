@@ -14,7 +14,8 @@ observation with no category, and a line in a fenced or indented code block or a
 prose, never an observation, relation, heading or wiki-link. basic-memory writes no
 dates in a note (it dates a note by its file): a note without ``created``/``date``
 (``modified``/``updated``) in its front matter is dated by its file's modification time when the
-folder is read from disk, its observations with it; a time written with more digits than a
+folder is read from disk, its observations with it (its id then holds no time, so an edit of the file
+finds it again; given a ``created`` later, it is still that memory: ``Record.undated_as``); a time written with more digits than a
 microsecond is read to its last digit. A link to a note the folder does not hold is kept in
 metadata only. Task checkboxes (``- [ ]``, ``- [x]``, tagged or not) are prose, as basic-memory
 treats them. A note engram exported (``engram_id`` in its front matter) gets
@@ -122,7 +123,7 @@ def read(files: Files, modified: Mapping[str, float] | None = None) -> Plan:
                     "search_context": " front matter engram_search_context",
                     "updated_at": " front matter modified",
                     "created_at": " file modification time" if note["dated_by_file"] else " front matter created"},
-            time_in_id=not note["dated_by_file"],
+            time_in_id=not note["dated_by_file"], undated_as=note["rel"],  # dated since a date-less import: the same note
         ))
         for obs in note["observations"]:
             plan.records.append(obs)
@@ -268,7 +269,7 @@ def _observation(category: str | None, text: str, rel: str, line: int, where: st
         type=type_word(category, "learned"), tags=tags([*([category] if category else []), *hashtags], where),
         metadata={"basic_memory": {"file": rel, "line": line, **({"category": category} if category else {}),
                                    **({"context": context} if context else {})}},
-        created_at=created, time_in_id=not dated_by_file,
+        created_at=created, time_in_id=not dated_by_file, undated_as=rel,  # it follows its note
         fields={"content": "", "key": ""},  # where names the file and line of the observation
     )
 
