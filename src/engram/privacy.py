@@ -29,6 +29,7 @@ under ``redact`` (``withholds``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -163,53 +164,59 @@ def _combining_marks() -> str:
     return "".join(ranges)
 
 
-# Marks, and the zero-width (non-)joiner IDNA allows in Persian and Indic labels (RFC 5892 CONTEXTJ).
-_MARKS = _combining_marks() + "\u200c\u200d"
-# The characters of an address's local part (the class's inside): ASCII letters, digits and
-# ``._%+-`` as before, and, as RFC 6531 allows, any script's letters and digits with their marks.
-_LOCAL = rf"\w.%+\-{_MARKS}"
-# A domain label: letters, digits and marks of any script (an IDN's U-label, "bücher", "例子") and
-# "-", no "_"; at most 63 characters, RFC 1035's bound on a label (its A-label, "xn--bcher-kva", is
-# never shorter than its U-label). Longer, it is no DNS name, so no mail reaches it: not an address.
-_LABEL = rf"(?:[^\W_]|[\-{_MARKS}]){{1,63}}"
-# The top-level domain: letters of any script ("fr", "中国", "рф"), or an A-label ("xn--p1ai"),
-# never digits (RFC 3696: "a@1.2.3" is no address); then no further letter, digit or mark.
-_TLD = rf"(?:xn--[A-Za-z0-9-]{{1,59}}|(?:[^\W\d_]|[{_MARKS}]){{2,63}})(?![\w{_MARKS}])"
-_DETECTORS: list[tuple[str, re.Pattern[str], _Check | None]] = [
-    # The local part is looked for only from the start of a run of its characters (the lookbehind),
-    # its leading dots and signs left out (``pii``: the finding): from every word start in a long run
-    # (URL-safe base64, an image in a message's JSON) the whole run was scanned for an "@", and
-    # screening an 800 KB image took minutes. So it needs no bound: RFC 5321's 64 characters, the
-    # bound that stood in for this, left a longer one unfound, or found from its last word start on
-    # with the rest kept ("john.smith[REDACTED:email]"), and an address written against the RFC is
-    # still somebody's. The domain's labels keep theirs (``_LABEL``), which also bounds the work
-    # each "@" of a run costs. Internationalised addresses (RFC 6531: "josé@exemple.fr",
-    # "用户@例子.广告") are found as ASCII ones are; in a script written without spaces the run
-    # around one is taken whole, more than the address but nothing of it left.
-    ("email", re.compile(rf"(?<![{_LOCAL}])[.%+-]*\b(?P<pii>\w[{_LOCAL}]*@{_LABEL}(?:\.{_LABEL})*\.{_TLD})"), None),
-    ("api_key", re.compile(
-        r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}"
-        r"|AKIA[0-9A-Z]{16}"
-        r"|gh[pousr]_[A-Za-z0-9]{30,}"
-        r"|github_pat_[A-Za-z0-9_]{30,}"
-        r"|xox[abprs]-[A-Za-z0-9-]{10,}"
-        r"|AIza[0-9A-Za-z_-]{35}"
-        r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
-    ), None),
-    ("api_key", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}"), None),
-    ("api_key", re.compile(
-        r"(?i)\b(?:api[_-]?key|secret|access[_-]?token|auth[_-]?token|password|passwd)\b\s*[:=]\s*[\"']?[^\s\"']{8,}"
-    ), None),
-    ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b"), iban_valid),
-    ("card", re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])"), _card_ok),
-    # A US social security number as written, 123-45-6789: never area 000, 666 or 9xx, group 00
-    # or serial 0000 (none is issued), so dashed codes of that shape are rarely taken for one.
-    ("ssn", re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])"), None),
-    # International form: +CC then groups; or the grouped North American form.
-    ("phone", re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?!\d)"), _phone_ok),
-    ("phone", re.compile(r"(?<![\w-])\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}(?![\d-])|(?<![\w-])\d{3}[ .]\d{3}[ .]\d{4}(?![\w-])"),
-     _phone_ok),
-]
+@functools.cache
+def _detectors() -> list[tuple[str, re.Pattern[str], _Check | None]]:
+    """Each detector: its kind, its pattern, and the check a match must pass. Built at the first
+    screening, not at import: ``config`` imports this module for every command (``engram recall``,
+    ``engram mcp``'s launch), and the e-mail pattern's class of combining marks takes ~20 ms to
+    build and compile, which only a screening needs."""
+    # Marks, and the zero-width (non-)joiner IDNA allows in Persian and Indic labels (RFC 5892 CONTEXTJ).
+    marks = _combining_marks() + "\u200c\u200d"
+    # The characters of an address's local part (the class's inside): ASCII letters, digits and
+    # ``._%+-`` as before, and, as RFC 6531 allows, any script's letters and digits with their marks.
+    local = rf"\w.%+\-{marks}"
+    # A domain label: letters, digits and marks of any script (an IDN's U-label, "bücher", "例子") and
+    # "-", no "_"; at most 63 characters, RFC 1035's bound on a label (its A-label, "xn--bcher-kva", is
+    # never shorter than its U-label). Longer, it is no DNS name, so no mail reaches it: not an address.
+    label = rf"(?:[^\W_]|[\-{marks}]){{1,63}}"
+    # The top-level domain: letters of any script ("fr", "中国", "рф"), or an A-label ("xn--p1ai"),
+    # never digits (RFC 3696: "a@1.2.3" is no address); then no further letter, digit or mark.
+    tld = rf"(?:xn--[A-Za-z0-9-]{{1,59}}|(?:[^\W\d_]|[{marks}]){{2,63}})(?![\w{marks}])"
+    return [
+        # The local part is looked for only from the start of a run of its characters (the lookbehind),
+        # its leading dots and signs left out (``pii``: the finding): from every word start in a long run
+        # (URL-safe base64, an image in a message's JSON) the whole run was scanned for an "@", and
+        # screening an 800 KB image took minutes. So it needs no bound: RFC 5321's 64 characters, the
+        # bound that stood in for this, left a longer one unfound, or found from its last word start on
+        # with the rest kept ("john.smith[REDACTED:email]"), and an address written against the RFC is
+        # still somebody's. The domain's labels keep theirs (``label``), which also bounds the work
+        # each "@" of a run costs. Internationalised addresses (RFC 6531: "josé@exemple.fr",
+        # "用户@例子.广告") are found as ASCII ones are; in a script written without spaces the run
+        # around one is taken whole, more than the address but nothing of it left.
+        ("email", re.compile(rf"(?<![{local}])[.%+-]*\b(?P<pii>\w[{local}]*@{label}(?:\.{label})*\.{tld})"), None),
+        ("api_key", re.compile(
+            r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}"
+            r"|AKIA[0-9A-Z]{16}"
+            r"|gh[pousr]_[A-Za-z0-9]{30,}"
+            r"|github_pat_[A-Za-z0-9_]{30,}"
+            r"|xox[abprs]-[A-Za-z0-9-]{10,}"
+            r"|AIza[0-9A-Za-z_-]{35}"
+            r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
+        ), None),
+        ("api_key", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}"), None),
+        ("api_key", re.compile(
+            r"(?i)\b(?:api[_-]?key|secret|access[_-]?token|auth[_-]?token|password|passwd)\b\s*[:=]\s*[\"']?[^\s\"']{8,}"
+        ), None),
+        ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b"), iban_valid),
+        ("card", re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])"), _card_ok),
+        # A US social security number as written, 123-45-6789: never area 000, 666 or 9xx, group 00
+        # or serial 0000 (none is issued), so dashed codes of that shape are rarely taken for one.
+        ("ssn", re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])"), None),
+        # International form: +CC then groups; or the grouped North American form.
+        ("phone", re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?!\d)"), _phone_ok),
+        ("phone", re.compile(r"(?<![\w-])\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}(?![\d-])|(?<![\w-])\d{3}[ .]\d{3}[ .]\d{4}(?![\w-])"),
+         _phone_ok),
+    ]
 
 
 # What ``redact`` writes in place of a finding. Text touching one is never a finding again
@@ -236,7 +243,7 @@ def detect(text: str, kinds: Sequence[str] = PII_KINDS) -> list[PiiFinding]:
     overlapping a ``[REDACTED:kind]`` marker is not one."""
     found: list[PiiFinding] = []
     markers = [(m.start(), m.end()) for m in _MARKER.finditer(text)]
-    for kind, pattern, check in _DETECTORS:
+    for kind, pattern, check in _detectors():
         if kind not in kinds:
             continue
         for match in pattern.finditer(text):
